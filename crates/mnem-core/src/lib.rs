@@ -1,0 +1,30 @@
+//! The pure core of mnem: domain types, the recall contract, score normalisation and the
+//! one ordering function every backend's results pass through.
+//!
+//! Architecture invariant: this crate does no I/O. It never reads a clock, a file, the
+//! network or a random source; callers hand it stamps and ids. That is what lets every
+//! backend rank identically: they produce candidates, this crate decides their order.
+
+pub mod clock;
+pub mod error;
+pub mod evidence;
+pub mod ids;
+pub mod order;
+pub mod recall;
+pub mod score;
+pub mod stamp;
+pub mod text;
+
+pub use clock::{Clock, ManualClock};
+pub use error::ValidationError;
+pub use evidence::{
+    Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType,
+    Space,
+};
+pub use ids::{Actor, EvidenceId, ProfileId, TeamId};
+pub use order::{compare_hits, sort_hits};
+pub use recall::{
+    rank, Candidate, Order, PublicRecall, PublicResult, RecallHit, RecallQuery, ScopeFilter,
+};
+pub use score::Score;
+pub use stamp::Timestamp;

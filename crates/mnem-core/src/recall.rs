@@ -1,0 +1,413 @@
+//! The recall contract (SPEC §2, seed 003): the query, its validation, the candidates a
+//! backend returns, and [`rank`], the one place candidates become ordered results.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::evidence::normalise_kind;
+use crate::order::sort_hits;
+use crate::text::query_terms;
+use crate::{
+    Actor, Evidence, EvidenceId, LifecycleState, Ref, Scope, Score, Space, Timestamp,
+    ValidationError,
+};
+
+pub const MAX_QUERY_CHARS: usize = 512;
+pub const DEFAULT_LIMIT: usize = 10;
+pub const MAX_LIMIT: usize = 50;
+pub const MAX_KINDS: usize = 32;
+/// Under `recent` order a text query re-orders this many of its most relevant matches
+/// by recency, rather than every document that shares a single word with the query.
+pub const RECENT_TEXT_POOL: usize = 500;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Score, then scope depth (widened reads), then `observed_at` newest, then id.
+    #[default]
+    Relevance,
+    /// Scope depth (widened reads), then `observed_at` newest, then id.
+    Recent,
+}
+
+impl FromStr for Order {
+    type Err = ValidationError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "relevance" => Ok(Order::Relevance),
+            "recent" => Ok(Order::Recent),
+            other => Err(ValidationError::new(
+                "order",
+                format!("`{other}` is not one of: relevance, recent"),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Order {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Order::Relevance => "relevance",
+            Order::Recent => "recent",
+        })
+    }
+}
+
+/// Which scopes a recall reads, resolved from `scope` + `include_ancestors`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScopeFilter {
+    /// No scope given: the whole team.
+    Any,
+    /// Exactly this scope; neither ancestors, descendants nor siblings.
+    Exact(Scope),
+    /// This scope and its ancestors up to team-wide, deepest first. Siblings never.
+    Widened(Vec<Scope>),
+}
+
+impl ScopeFilter {
+    pub fn is_widened(&self) -> bool {
+        matches!(self, ScopeFilter::Widened(_))
+    }
+
+    pub fn admits(&self, scope: &Scope) -> bool {
+        match self {
+            ScopeFilter::Any => true,
+            ScopeFilter::Exact(wanted) => wanted == scope,
+            ScopeFilter::Widened(scopes) => scopes.contains(scope),
+        }
+    }
+}
+
+/// A recall request. All selectors are opt-in: the default query with text is a plain
+/// relevance recall of ten items across the whole team.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallQuery {
+    /// Free text. Empty means a listing in the order contract's order.
+    pub query: String,
+    /// Union: an item matches if its kind is any of these.
+    pub kinds: Vec<String>,
+    /// Inclusive lower bound on `observed_at`.
+    pub since: Option<Timestamp>,
+    /// Exclusive upper bound on `observed_at`.
+    pub until: Option<Timestamp>,
+    /// Floor on the normalised score; above 1 empties, 0 keeps every match.
+    pub min_score: Option<f64>,
+    pub order: Order,
+    /// Applied last, after every filter.
+    pub limit: usize,
+    pub scope: Option<Scope>,
+    pub include_ancestors: bool,
+    /// Any-of: an item matches if it carries one of these refs (kind and id both equal).
+    pub refs: Vec<Ref>,
+}
+
+impl Default for RecallQuery {
+    fn default() -> Self {
+        Self {
+            query: String::new(),
+            kinds: Vec::new(),
+            since: None,
+            until: None,
+            min_score: None,
+            order: Order::Relevance,
+            limit: DEFAULT_LIMIT,
+            scope: None,
+            include_ancestors: false,
+            refs: Vec::new(),
+        }
+    }
+}
+
+impl RecallQuery {
+    pub fn text(query: impl Into<String>) -> Self {
+        Self {
+            query: query.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Checks every field and returns the canonical form backends receive (kinds
+    /// normalised and de-duplicated, refs canonical, text trimmed).
+    pub fn validated(mut self) -> Result<Self, ValidationError> {
+        self.query = self.query.trim().to_string();
+        if self.query.chars().count() > MAX_QUERY_CHARS {
+            return Err(ValidationError::new(
+                "query",
+                format!("is longer than {MAX_QUERY_CHARS} characters"),
+            ));
+        }
+        if self.limit == 0 || self.limit > MAX_LIMIT {
+            return Err(ValidationError::new(
+                "limit",
+                format!("must be between 1 and {MAX_LIMIT}"),
+            ));
+        }
+        if self.kinds.len() > MAX_KINDS {
+            return Err(ValidationError::new(
+                "kinds",
+                format!("more than {MAX_KINDS} kinds"),
+            ));
+        }
+        let mut kinds = self
+            .kinds
+            .iter()
+            .map(|k| normalise_kind(k).map_err(|e| ValidationError::new("kinds", e.reason)))
+            .collect::<Result<Vec<_>, _>>()?;
+        kinds.sort();
+        kinds.dedup();
+        self.kinds = kinds;
+        if let (Some(since), Some(until)) = (self.since, self.until) {
+            if since > until {
+                return Err(ValidationError::new("until", "is earlier than since"));
+            }
+        }
+        if let Some(floor) = self.min_score {
+            if !floor.is_finite() || floor < 0.0 {
+                return Err(ValidationError::new(
+                    "min_score",
+                    "must be a number of at least 0",
+                ));
+            }
+        }
+        if self.include_ancestors && self.scope.is_none() {
+            return Err(ValidationError::new(
+                "include_ancestors",
+                "needs a scope to widen",
+            ));
+        }
+        self.refs = Ref::canonical(self.refs, "refs")?;
+        Ok(self)
+    }
+
+    pub fn scope_filter(&self) -> ScopeFilter {
+        match (&self.scope, self.include_ancestors) {
+            (None, _) => ScopeFilter::Any,
+            (Some(scope), false) => ScopeFilter::Exact(scope.clone()),
+            (Some(scope), true) => ScopeFilter::Widened(scope.self_and_ancestors()),
+        }
+    }
+
+    /// The search terms of the text; empty for a listing.
+    pub fn terms(&self) -> Vec<String> {
+        query_terms(&self.query)
+    }
+
+    /// A non-empty text that yields no terms (`?!`) can match nothing.
+    pub fn is_listing(&self) -> bool {
+        self.query.is_empty()
+    }
+
+    /// How many candidates a backend must return for [`rank`] to produce the exact
+    /// answer. A listing or a relevance recall gets exactly `limit`: backends apply every
+    /// filter in their query and return candidates in the order `rank` will impose (the
+    /// floor only ever cuts from the tail). A text recall in `recent` order re-orders a
+    /// bounded pool of its most relevant matches.
+    pub fn candidate_pool(&self) -> usize {
+        if !self.is_listing() && self.order == Order::Recent {
+            RECENT_TEXT_POOL.max(self.limit)
+        } else {
+            self.limit
+        }
+    }
+
+    /// Whether `evidence` satisfies every eligibility rule and selector of this query at
+    /// `now` for `actor`. Backends push the same rules into their own queries; `rank`
+    /// re-checks, so a backend bug cannot leak an ineligible row.
+    pub fn admits(&self, evidence: &Evidence, actor: &Actor, now: Timestamp) -> bool {
+        evidence.team == actor.team
+            && evidence.state == LifecycleState::Current
+            && (evidence.space == Space::Team || evidence.owner == actor.profile)
+            && !evidence.is_expired_at(now)
+            && (self.kinds.is_empty() || self.kinds.contains(&evidence.kind))
+            && self.since.is_none_or(|since| evidence.observed_at >= since)
+            && self.until.is_none_or(|until| evidence.observed_at < until)
+            && self.scope_filter().admits(&evidence.scope)
+            && (self.refs.is_empty() || self.refs.iter().any(|r| evidence.refs.contains(r)))
+    }
+}
+
+/// What a backend branch hands the core: an eligible evidence record and the branch's raw
+/// relevance (non-negative, larger is better, unbounded), or `None` when the branch cannot
+/// rank (a listing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub evidence: Evidence,
+    pub relevance: Option<f64>,
+}
+
+/// A ranked result: the evidence and its read-side score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallHit {
+    pub evidence: Evidence,
+    pub score: Score,
+}
+
+/// Turns a backend's candidates into the contract's answer: normalise scores, drop
+/// anything ineligible or below the floor, keep each evidence id once, order with the
+/// shared ordering function, then apply `limit` last.
+pub fn rank(
+    candidates: Vec<Candidate>,
+    query: &RecallQuery,
+    actor: &Actor,
+    now: Timestamp,
+) -> Vec<RecallHit> {
+    let mut seen: HashSet<EvidenceId> = HashSet::with_capacity(candidates.len());
+    let mut hits: Vec<RecallHit> = candidates
+        .into_iter()
+        .filter(|c| {
+            let eligible = query.admits(&c.evidence, actor, now);
+            debug_assert!(eligible, "backend returned an ineligible candidate");
+            eligible && seen.insert(c.evidence.id)
+        })
+        .map(|c| RecallHit {
+            score: c.relevance.map_or(Score::UNRANKED, Score::from_relevance),
+            evidence: c.evidence,
+        })
+        .filter(|hit| query.min_score.is_none_or(|floor| hit.score.value() >= floor))
+        .collect();
+    sort_hits(&mut hits, query.order, query.scope_filter().is_widened());
+    hits.truncate(query.limit);
+    hits
+}
+
+/// One result in the public shape: the context and the handles a client needs, and
+/// nothing else (no score, tier or lifecycle history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicResult {
+    pub evidence_id: EvidenceId,
+    pub context: String,
+    pub observed_at: String,
+    pub source: String,
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicRecall {
+    pub results: Vec<PublicResult>,
+}
+
+impl From<&RecallHit> for PublicResult {
+    fn from(hit: &RecallHit) -> Self {
+        Self {
+            evidence_id: hit.evidence.id,
+            context: hit.evidence.content.clone(),
+            observed_at: hit.evidence.observed_at.to_rfc3339(),
+            source: hit.evidence.source.clone(),
+            kind: hit.evidence.kind.clone(),
+        }
+    }
+}
+
+impl PublicRecall {
+    pub fn from_hits(hits: &[RecallHit]) -> Self {
+        Self {
+            results: hits.iter().map(PublicResult::from).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NewEvidence, ProfileId, TeamId};
+    use uuid::Uuid;
+
+    const TEAM: TeamId = TeamId(Uuid::from_u128(1));
+    const OWNER: ProfileId = ProfileId(Uuid::from_u128(2));
+    const ACTOR: Actor = Actor {
+        team: TEAM,
+        profile: OWNER,
+    };
+
+    fn candidate(id: u128, observed: i64, relevance: Option<f64>) -> Candidate {
+        let mut new = NewEvidence::new(format!("item {id}"));
+        new.observed_at = Some(Timestamp::from_seconds(observed));
+        Candidate {
+            evidence: new
+                .into_evidence(
+                    EvidenceId(Uuid::from_u128(id)),
+                    TEAM,
+                    OWNER,
+                    Timestamp::from_seconds(observed),
+                )
+                .unwrap(),
+            relevance,
+        }
+    }
+
+    fn ids(hits: &[RecallHit]) -> Vec<u128> {
+        hits.iter().map(|h| h.evidence.id.0.as_u128()).collect()
+    }
+
+    #[test]
+    fn limit_applies_after_the_floor() {
+        let candidates = vec![
+            candidate(1, 10, Some(0.01)),
+            candidate(2, 11, Some(9.0)),
+            candidate(3, 12, Some(4.0)),
+        ];
+        let query = RecallQuery {
+            min_score: Some(0.5),
+            limit: 2,
+            ..RecallQuery::text("x")
+        };
+        assert_eq!(ids(&rank(candidates, &query, &ACTOR, Timestamp::from_seconds(100))), vec![2, 3]);
+    }
+
+    #[test]
+    fn unranked_candidates_score_one_so_a_zero_floor_keeps_them() {
+        let query = RecallQuery {
+            min_score: Some(0.0),
+            ..RecallQuery::default()
+        };
+        let hits = rank(vec![candidate(1, 10, None)], &query, &ACTOR, Timestamp::from_seconds(100));
+        assert_eq!(hits[0].score, Score::UNRANKED);
+    }
+
+    #[test]
+    fn each_evidence_id_is_ranked_once() {
+        let candidates = vec![candidate(1, 10, Some(1.0)), candidate(1, 10, Some(2.0))];
+        let hits = rank(candidates, &RecallQuery::text("x"), &ACTOR, Timestamp::from_seconds(100));
+        assert_eq!(ids(&hits), vec![1]);
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let bad = |q: RecallQuery| q.validated().unwrap_err().field;
+        assert_eq!(bad(RecallQuery { limit: 0, ..RecallQuery::default() }), "limit");
+        assert_eq!(bad(RecallQuery { limit: 51, ..RecallQuery::default() }), "limit");
+        assert_eq!(bad(RecallQuery { min_score: Some(-0.1), ..RecallQuery::default() }), "min_score");
+        assert_eq!(bad(RecallQuery { min_score: Some(f64::NAN), ..RecallQuery::default() }), "min_score");
+        assert_eq!(bad(RecallQuery::text("q".repeat(MAX_QUERY_CHARS + 1))), "query");
+        assert_eq!(
+            bad(RecallQuery {
+                since: Some(Timestamp::from_seconds(2)),
+                until: Some(Timestamp::from_seconds(1)),
+                ..RecallQuery::default()
+            }),
+            "until"
+        );
+        assert_eq!(bad(RecallQuery { include_ancestors: true, ..RecallQuery::default() }), "include_ancestors");
+    }
+
+    #[test]
+    fn public_shape_has_exactly_the_contract_fields() {
+        let hit = RecallHit {
+            evidence: candidate(7, 10, None).evidence,
+            score: Score::UNRANKED,
+        };
+        let json = serde_json::to_value(PublicRecall::from_hits(&[hit])).unwrap();
+        let mut keys: Vec<&str> = json["results"][0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort();
+        assert_eq!(keys, vec!["context", "evidence_id", "kind", "observed_at", "source"]);
+    }
+}
