@@ -19,9 +19,10 @@ pub const MAX_QUERY_CHARS: usize = 512;
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 50;
 pub const MAX_KINDS: usize = 32;
-/// Under `recent` order a text query re-orders this many of its most relevant matches
-/// by recency, rather than every document that shares a single word with the query.
-pub const RECENT_TEXT_POOL: usize = 500;
+/// A text recall in `recent` order with a score floor reads this many of its most recent
+/// matches: the floor cannot be pushed into a backend's recency-ordered query, so the
+/// pool is bounded rather than every document sharing one word with the query.
+pub const RECENT_FLOORED_POOL: usize = 500;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -202,13 +203,15 @@ impl RecallQuery {
     }
 
     /// How many candidates a backend must return for [`rank`] to produce the exact
-    /// answer. A listing or a relevance recall gets exactly `limit`: backends apply every
-    /// filter in their query and return candidates in the order `rank` will impose (the
-    /// floor only ever cuts from the tail). A text recall in `recent` order re-orders a
-    /// bounded pool of its most relevant matches.
+    /// answer. Backends apply every filter in their own query and return candidates in
+    /// the order `rank` imposes (by relevance for a relevance recall with text, otherwise
+    /// by the order contract's recency keys), so `limit` is exact, and the floor only
+    /// ever cuts from the tail of a relevance order. The one inexact case is a floor on a
+    /// `recent` text recall, which re-checks a bounded pool of the most recent matches.
     pub fn candidate_pool(&self) -> usize {
-        if !self.is_listing() && self.order == Order::Recent {
-            RECENT_TEXT_POOL.max(self.limit)
+        let floored = self.min_score.is_some_and(|floor| floor > Score::FLOOR);
+        if !self.is_listing() && self.order == Order::Recent && floored {
+            RECENT_FLOORED_POOL.max(self.limit)
         } else {
             self.limit
         }

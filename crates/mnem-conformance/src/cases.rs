@@ -1,0 +1,753 @@
+//! The contract cases. Each is generic over the backend and opens its own fresh store.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use mnem_core::{
+    Authority, Evidence, LifecycleState, ManualClock, NewEvidence, Order, RecallQuery, Ref,
+    Scope, Score, SourceType, Timestamp,
+};
+use mnem_store::{EvidenceStore, StoreError};
+
+use crate::helpers::{
+    listing, want_empty, want_increasing_stamps, want_order, want_set, Fixture, START,
+};
+
+/// Words no case's corpus shares with another document, so BM25 has real IDF to work with.
+const FILLER: &[&str] = &[
+    "weekly team lunch menu posted",
+    "holiday calendar for march published",
+    "office wifi password rotated",
+    "parking garage closed on friday",
+    "new coffee machine on floor three",
+];
+
+async fn with_filler<S: EvidenceStore>(fx: &Fixture<S>) {
+    for text in FILLER {
+        fx.remember(text).await;
+    }
+}
+
+fn scoped(content: &str, path: &str) -> NewEvidence {
+    let mut new = NewEvidence::new(content);
+    new.scope = Scope::parse(path).expect("scope");
+    new
+}
+
+fn text_in(query: &str, path: &str, include_ancestors: bool) -> RecallQuery {
+    RecallQuery {
+        scope: Some(Scope::parse(path).expect("scope")),
+        include_ancestors,
+        ..RecallQuery::text(query)
+    }
+}
+
+fn window(query: &str, since: i64, until: i64) -> RecallQuery {
+    RecallQuery {
+        since: Some(START.plus_seconds(since)),
+        until: Some(START.plus_seconds(until)),
+        limit: 50,
+        ..RecallQuery::text(query)
+    }
+}
+
+/// Recall shapes that each find `e` and nothing else in a store holding only `e` (per
+/// team): text, listing, kinds, window, exact and widened scope, refs and recent order.
+fn every_shape(e: &Evidence, word: &str) -> Vec<(&'static str, RecallQuery)> {
+    let scope = Some(e.scope.clone());
+    vec![
+        ("text", RecallQuery::text(word)),
+        ("listing", listing(50)),
+        (
+            "kinds",
+            RecallQuery {
+                kinds: vec![e.kind.clone()],
+                ..RecallQuery::text(word)
+            },
+        ),
+        (
+            "window",
+            RecallQuery {
+                since: Some(e.observed_at),
+                until: Some(e.observed_at.plus_seconds(1)),
+                ..listing(50)
+            },
+        ),
+        (
+            "exact scope",
+            RecallQuery {
+                scope: scope.clone(),
+                ..RecallQuery::text(word)
+            },
+        ),
+        (
+            "widened scope",
+            RecallQuery {
+                scope,
+                include_ancestors: true,
+                ..listing(50)
+            },
+        ),
+        (
+            "refs",
+            RecallQuery {
+                refs: e.refs.clone(),
+                ..listing(50)
+            },
+        ),
+        (
+            "recent order",
+            RecallQuery {
+                order: Order::Recent,
+                min_score: Some(0.0),
+                ..RecallQuery::text(word)
+            },
+        ),
+    ]
+}
+
+fn shaped(content: &str) -> NewEvidence {
+    let mut new = scoped(content, "acme/api");
+    new.kind = Some("decision".into());
+    new.refs = vec![Ref::new("issue", "OPS-7")];
+    new
+}
+
+pub async fn write_then_recall_finds_it<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    with_filler(&fx).await;
+    let runbook = fx.remember("the deploy runbook lives in the wiki").await;
+    let hits = fx.recall(RecallQuery::text("runbook")).await;
+    want_order(&hits, &[&runbook], "recall by a word of the content");
+    assert_eq!(hits[0].evidence, runbook, "recall returns the stored record");
+    assert_eq!(
+        fx.store.get(&fx.actor, runbook.id).await.expect("get"),
+        runbook
+    );
+}
+
+pub async fn listing_returns_everything_newest_first<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let a = fx.remember_at("first", 1).await;
+    let b = fx.remember_at("second", 2).await;
+    let c = fx.remember_at("third", 3).await;
+    want_increasing_stamps(&[&a, &b, &c]);
+    want_order(&fx.recall(listing(10)).await, &[&c, &b, &a], "listing");
+    want_order(&fx.recall(listing(2)).await, &[&c, &b], "listing with limit");
+}
+
+pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    with_filler(&fx).await;
+    let both = fx.remember("postgres replication lag alert fired").await;
+    let one = fx.remember("replication slot dropped overnight").await;
+    let other = fx.remember("postgres upgrade scheduled").await;
+    let hits = fx.recall(RecallQuery::text("postgres replication")).await;
+    want_set(&hits, &[&both, &one, &other], "documents sharing any term");
+    want_order(&hits[..1], &[&both], "the document sharing every term ranks first");
+    want_empty(
+        &fx.recall(RecallQuery::text("kubernetes")).await,
+        "a term no document has",
+    );
+}
+
+pub async fn query_text_is_never_fts_syntax<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    with_filler(&fx).await;
+    let near = fx.remember("use NEAR(alpha beta) with care").await;
+    let star = fx.remember("the wildcard star* matches prefixes").await;
+    for hostile in [
+        "\"", "\"unbalanced", "NEAR(", "alpha*", "-beta", "AND OR NOT", "(", ")", "col:val",
+        "^start", "a + b", "{x y}", "'single'", "NEAR(alpha beta, 2)",
+    ] {
+        let result = mnem_store::recall(&fx.store, &fx.actor, RecallQuery::text(hostile)).await;
+        assert!(result.is_ok(), "query {hostile:?} failed: {:?}", result.err());
+    }
+    want_set(
+        &fx.recall(RecallQuery::text("NEAR(alpha beta)")).await,
+        &[&near],
+        "operator words are searched as words",
+    );
+    want_set(
+        &fx.recall(RecallQuery::text("star*")).await,
+        &[&star],
+        "a trailing star is not a prefix operator",
+    );
+    want_empty(
+        &fx.recall(RecallQuery::text("-- ()")).await,
+        "punctuation alone matches nothing",
+    );
+}
+
+pub async fn scope_exact_read_excludes_ancestors_descendants_and_siblings<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let root = fx.remember_with(scoped("release notes team-wide", "")).await;
+    let acme = fx.remember_with(scoped("release notes acme", "acme")).await;
+    let api = fx.remember_with(scoped("release notes api", "acme/api")).await;
+    let _v2 = fx.remember_with(scoped("release notes v2", "acme/api/v2")).await;
+    let _web = fx.remember_with(scoped("release notes web", "acme/web")).await;
+    want_set(
+        &fx.recall(text_in("release", "acme/api", false)).await,
+        &[&api],
+        "exact scope",
+    );
+    want_set(
+        &fx.recall(text_in("release", "acme", false)).await,
+        &[&acme],
+        "exact scope one level up",
+    );
+    want_set(
+        &fx.recall(text_in("release", "", false)).await,
+        &[&root],
+        "exact team-wide scope",
+    );
+}
+
+pub async fn scope_widened_read_adds_ancestors_never_siblings<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    // Written deepest first, so the shallower ancestors are newer: only scope depth can
+    // put the deepest first.
+    let api = fx.remember_with(scoped("release notes api", "acme/api")).await;
+    let acme = fx.remember_with(scoped("release notes acme", "acme")).await;
+    let root = fx.remember_with(scoped("release notes team-wide", "")).await;
+    let _v2 = fx.remember_with(scoped("release notes v2", "acme/api/v2")).await;
+    let _web = fx.remember_with(scoped("release notes web", "acme/web")).await;
+    want_increasing_stamps(&[&api, &acme, &root]);
+    let widened = RecallQuery {
+        scope: Some(Scope::parse("acme/api").expect("scope")),
+        include_ancestors: true,
+        ..listing(10)
+    };
+    want_order(
+        &fx.recall(widened).await,
+        &[&api, &acme, &root],
+        "widened listing: self and ancestors, deepest first",
+    );
+    want_set(
+        &fx.recall(text_in("release", "acme/api", true)).await,
+        &[&api, &acme, &root],
+        "widened text recall",
+    );
+}
+
+pub async fn limit_applies_after_scope_resolution<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let api_old = fx.remember_with(scoped("deploy notes api old", "acme/api")).await;
+    let api_new = fx.remember_with(scoped("deploy notes api new", "acme/api")).await;
+    let acme = fx.remember_with(scoped("deploy notes acme", "acme")).await;
+    for i in 0..8 {
+        // Newer, and matching better (the term twice): a limit pushed before scope
+        // resolution would fill up with these siblings.
+        fx.remember_with(scoped(&format!("deploy deploy notes web {i}"), "acme/web"))
+            .await;
+    }
+    let exact = RecallQuery {
+        limit: 2,
+        ..text_in("deploy", "acme/api", false)
+    };
+    want_set(&fx.recall(exact).await, &[&api_old, &api_new], "exact scope, limit 2");
+    let widened = RecallQuery {
+        limit: 3,
+        ..text_in("deploy", "acme/api", true)
+    };
+    want_set(
+        &fx.recall(widened).await,
+        &[&api_old, &api_new, &acme],
+        "widened scope, limit 3",
+    );
+}
+
+pub async fn kinds_select_a_union<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let with_kind = |kind: &str| {
+        let mut new = NewEvidence::new(format!("budget item recorded as {kind}"));
+        new.kind = Some(kind.into());
+        new
+    };
+    let fact = fx.remember_with(with_kind("fact")).await;
+    let decision = fx.remember_with(with_kind("decision")).await;
+    let _preference = fx.remember_with(with_kind("preference")).await;
+    let query = |kinds: &[&str]| RecallQuery {
+        kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        ..RecallQuery::text("budget")
+    };
+    want_set(&fx.recall(query(&["fact"])).await, &[&fact], "one kind");
+    want_set(
+        &fx.recall(query(&["fact", "decision"])).await,
+        &[&fact, &decision],
+        "two kinds are a union",
+    );
+    want_set(
+        &fx.recall(query(&["FACT"])).await,
+        &[&fact],
+        "kinds compare case-insensitively",
+    );
+    want_empty(&fx.recall(query(&["rumour"])).await, "an unused kind");
+}
+
+pub async fn window_is_half_open_and_partitions_without_loss_or_double_count<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let mut items = Vec::new();
+    for i in 0..6 {
+        items.push(fx.remember_at(&format!("standup note {i}"), i).await);
+    }
+    let refs: Vec<&Evidence> = items.iter().collect();
+    want_increasing_stamps(&refs);
+    for query in ["standup", ""] {
+        let before = fx.recall(window(query, 0, 3)).await;
+        let after = fx.recall(window(query, 3, 6)).await;
+        want_set(&before, &refs[..3], "[t0, t3) includes since, excludes until");
+        want_set(&after, &refs[3..], "[t3, t6) starts at the boundary item");
+        want_set(
+            &[before, after].concat(),
+            &refs,
+            "the two halves cover everything once",
+        );
+        want_empty(
+            &fx.recall(window(query, 3, 3)).await,
+            "an empty window",
+        );
+    }
+}
+
+pub async fn limit_alongside_window_never_returns_short<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let mut inside = Vec::new();
+    for i in 0..4 {
+        inside.push(fx.remember_at(&format!("incident review {i}"), i).await);
+    }
+    for i in 10..16 {
+        // Newer and matching better: a limit applied before the window keeps these.
+        fx.remember_at(&format!("incident incident review {i}"), i).await;
+    }
+    for query in ["incident", ""] {
+        for order in [Order::Relevance, Order::Recent] {
+            let hits = fx
+                .recall(RecallQuery {
+                    limit: 3,
+                    order,
+                    ..window(query, 0, 10)
+                })
+                .await;
+            assert_eq!(hits.len(), 3, "query {query:?} order {order}: returned short");
+            assert!(
+                hits.iter().all(|h| inside.iter().any(|e| e.id == h.evidence.id)),
+                "query {query:?} order {order}: a result outside the window"
+            );
+        }
+    }
+}
+
+pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    with_filler(&fx).await;
+    fx.remember("cache eviction policy is lru").await;
+    fx.remember("cache warmup runs at boot").await;
+    fx.remember("cache cache cache everywhere").await;
+    fx.remember("eviction notices for the old office").await;
+    let hits = fx.recall(RecallQuery::text("cache eviction policy")).await;
+    assert_eq!(hits.len(), 4, "every document sharing a term");
+    for hit in &hits {
+        let s = hit.score.value();
+        assert!(s > 0.0 && s <= 1.0, "score {s} outside (0, 1]");
+    }
+    for pair in hits.windows(2) {
+        assert!(
+            pair[0].score.value() >= pair[1].score.value(),
+            "scores increase under relevance order"
+        );
+    }
+}
+
+pub async fn floor_above_one_empties_and_floor_zero_keeps_all<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    with_filler(&fx).await;
+    let a = fx.remember("quarterly roadmap draft").await;
+    let b = fx.remember("roadmap review moved to tuesday").await;
+    let floor = |min_score: f64, query: &str| RecallQuery {
+        min_score: Some(min_score),
+        ..RecallQuery::text(query)
+    };
+    want_set(&fx.recall(floor(0.0, "roadmap")).await, &[&a, &b], "floor 0");
+    want_empty(&fx.recall(floor(1.01, "roadmap")).await, "floor above 1");
+    assert_eq!(
+        fx.recall(RecallQuery { limit: 50, ..floor(0.0, "") }).await.len(),
+        FILLER.len() + 2,
+        "floor 0 keeps every item of a listing"
+    );
+    want_empty(&fx.recall(floor(1.01, "")).await, "floor above 1 listing");
+    let best = fx.recall(RecallQuery::text("quarterly roadmap")).await;
+    let top = best[0].score.value();
+    want_order(
+        &fx.recall(floor(top, "quarterly roadmap")).await,
+        &[&a],
+        "a floor at the best score keeps exactly the best",
+    );
+}
+
+pub async fn listing_scores_one_because_it_cannot_rank<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    fx.remember("one").await;
+    fx.remember("two").await;
+    let hits = fx
+        .recall(RecallQuery {
+            min_score: Some(1.0),
+            ..listing(10)
+        })
+        .await;
+    assert_eq!(hits.len(), 2, "a floor of 1 keeps every unranked match");
+    assert!(hits.iter().all(|h| h.score == Score::UNRANKED));
+}
+
+pub async fn score_is_per_read_and_never_persists<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    with_filler(&fx).await;
+    let item = fx.remember("gpu cluster quota raised for training").await;
+    fx.remember("gpu drivers updated").await;
+    let score_for = |hits: Vec<mnem_core::RecallHit>| {
+        hits.into_iter()
+            .find(|h| h.evidence.id == item.id)
+            .expect("item recalled")
+            .score
+            .value()
+    };
+    let weak = score_for(fx.recall(RecallQuery::text("gpu")).await);
+    let strong = score_for(fx.recall(RecallQuery::text("gpu cluster quota training")).await);
+    assert!(strong > weak, "the same record scores per query: {strong} vs {weak}");
+    let listed = score_for(fx.recall(listing(10)).await);
+    assert_eq!(listed, 1.0, "a listing recomputes; nothing was stored");
+    assert_eq!(
+        fx.store.get(&fx.actor, item.id).await.expect("get"),
+        item,
+        "reading it back is unchanged by the recalls"
+    );
+}
+
+pub async fn recent_order_is_newest_first_regardless_of_score<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    with_filler(&fx).await;
+    let strong = fx.remember_at("billing billing billing outage", 1).await;
+    let weak = fx.remember_at("billing page copy tweaked and more words here", 2).await;
+    want_increasing_stamps(&[&strong, &weak]);
+    want_order(
+        &fx.recall(RecallQuery::text("billing")).await,
+        &[&strong, &weak],
+        "relevance order",
+    );
+    for floor in [None, Some(0.0)] {
+        want_order(
+            &fx.recall(RecallQuery {
+                order: Order::Recent,
+                min_score: floor,
+                ..RecallQuery::text("billing")
+            })
+            .await,
+            &[&weak, &strong],
+            "recent order",
+        );
+    }
+}
+
+pub async fn retracted_evidence_is_hidden_from_every_recall_shape<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let doomed = fx.remember_with(shaped("migrate the ledger tables")).await;
+    for (shape, query) in every_shape(&doomed, "ledger") {
+        want_set(&fx.recall(query).await, &[&doomed], shape);
+    }
+    fx.store
+        .retract(&fx.actor, doomed.id, Some("wrong".into()))
+        .await
+        .expect("retract");
+    for (shape, query) in every_shape(&doomed, "ledger") {
+        want_empty(&fx.recall(query).await, shape);
+    }
+}
+
+pub async fn second_retract_is_not_found<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let item = fx.remember("retract me").await;
+    fx.store
+        .retract(&fx.actor, item.id, None)
+        .await
+        .expect("first retract");
+    let second = fx.store.retract(&fx.actor, item.id, None).await;
+    assert!(
+        matches!(second, Err(StoreError::NotFound { id }) if id == item.id),
+        "second retract: {second:?}"
+    );
+}
+
+pub async fn retraction_appends_to_the_log_and_keeps_the_row<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let item = fx.remember("keep my history").await;
+    let before = fx.store.history(&fx.actor, item.id).await.expect("history");
+    fx.store
+        .retract(&fx.actor, item.id, Some("duplicate".into()))
+        .await
+        .expect("retract");
+    let after = fx.store.history(&fx.actor, item.id).await.expect("history");
+    let states: Vec<LifecycleState> = after.iter().map(|e| e.state).collect();
+    assert_eq!(states, vec![LifecycleState::Current, LifecycleState::Retracted]);
+    assert_eq!(after[..1], before[..], "earlier events are never rewritten");
+    assert!(after[0].at < after[1].at, "events are stamped in order");
+    assert_eq!(after[1].reason.as_deref(), Some("duplicate"));
+    assert_eq!(after[1].actor, fx.actor.profile);
+    let row = fx.store.get(&fx.actor, item.id).await.expect("row kept");
+    assert_eq!(row.state, LifecycleState::Retracted);
+    assert_eq!(row.content, item.content);
+}
+
+pub async fn provenance_round_trips<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let mut new = NewEvidence::new("the vendor contract renews in june");
+    new.kind = Some("fact".into());
+    new.source_type = SourceType::Document;
+    new.source = "contracts/vendor.pdf".into();
+    new.authority = Authority::Authoritative;
+    new.source_group = Some("legal".into());
+    new.source_key = Some("vendor-contract".into());
+    new.source_revision = Some(3);
+    new.labels = vec!["legal".into(), "contracts".into()];
+    new.refs = vec![Ref::new("doc", "VC-1"), Ref::new("doc", "VC-1")];
+    new.scope = Scope::parse("acme/legal").expect("scope");
+    new.observed_at = Some(START.plus_seconds(-86_400));
+    let expected_recorded = fx.clock.peek();
+    let stored = fx.remember_with(new).await;
+    assert_eq!(stored.recorded_at, expected_recorded, "recorded_at is the store clock");
+    assert_eq!(stored.owner, fx.actor.profile);
+    assert_eq!(stored.team, fx.actor.team);
+    assert_eq!(stored.labels, vec!["contracts".to_string(), "legal".to_string()]);
+    assert_eq!(stored.refs, vec![Ref::new("doc", "VC-1")], "refs are canonical");
+    assert_eq!(stored.content_hash, mnem_core::evidence::content_hash(&stored.content));
+    let read = fx.store.get(&fx.actor, stored.id).await.expect("get");
+    assert_eq!(read, stored, "every field round-trips through get");
+    let hits = fx.recall(RecallQuery::text("vendor")).await;
+    assert_eq!(hits[0].evidence, stored, "every field round-trips through recall");
+}
+
+pub async fn stamps_round_trip_at_microsecond_precision<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let observed = Timestamp::parse("observed_at", "2023-05-01T12:34:56.123456789Z")
+        .expect("stamp");
+    let mut new = NewEvidence::new("precise");
+    new.observed_at = Some(observed);
+    new.expires_at = Some(START.plus_seconds(3_600).plus_micros(7));
+    let stored = fx.remember_with(new).await;
+    let read = fx.store.get(&fx.actor, stored.id).await.expect("get");
+    assert_eq!(read.observed_at.to_rfc3339(), "2023-05-01T12:34:56.123456Z");
+    assert_eq!(read.expires_at, stored.expires_at);
+    want_set(
+        &fx.recall(RecallQuery {
+            since: Some(observed),
+            until: Some(observed.plus_micros(1)),
+            ..listing(10)
+        })
+        .await,
+        &[&stored],
+        "a one-microsecond window",
+    );
+}
+
+pub async fn refs_match_any_of_and_need_kind_and_id<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let with_refs = |content: &str, refs: Vec<Ref>| {
+        let mut new = NewEvidence::new(content);
+        new.refs = refs;
+        new
+    };
+    let issue = fx
+        .remember_with(with_refs("fix landed", vec![Ref::new("issue", "ABC-1")]))
+        .await;
+    let pr = fx
+        .remember_with(with_refs("review done", vec![Ref::new("pr", "ABC-1")]))
+        .await;
+    let both = fx
+        .remember_with(with_refs(
+            "release cut",
+            vec![Ref::new("issue", "ABC-2"), Ref::new("pr", "9")],
+        ))
+        .await;
+    let by_refs = |refs: Vec<Ref>| RecallQuery {
+        refs,
+        ..listing(10)
+    };
+    want_set(
+        &fx.recall(by_refs(vec![Ref::new("issue", "ABC-1")])).await,
+        &[&issue],
+        "kind and id must both match",
+    );
+    want_set(
+        &fx.recall(by_refs(vec![Ref::new("issue", "ABC-1"), Ref::new("pr", "9")]))
+            .await,
+        &[&issue, &both],
+        "any of several refs",
+    );
+    want_set(
+        &fx.recall(by_refs(vec![Ref::new("pr", "ABC-1")])).await,
+        &[&pr],
+        "same id, other kind",
+    );
+    want_empty(
+        &fx.recall(by_refs(vec![Ref::new("issue", "9")])).await,
+        "id of one ref with kind of another",
+    );
+}
+
+pub async fn expired_evidence_is_hidden_from_every_recall_shape_and_still_retractable<
+    S: EvidenceStore,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let mut new = shaped("temporary ledger freeze until noon");
+    new.expires_at = Some(fx.clock.peek().plus_seconds(60));
+    let expiring = fx.remember_with(new).await;
+    for (shape, query) in every_shape(&expiring, "ledger") {
+        want_set(&fx.recall(query).await, &[&expiring], shape);
+    }
+    fx.clock.advance_seconds(120);
+    for (shape, query) in every_shape(&expiring, "ledger") {
+        want_empty(&fx.recall(query).await, shape);
+    }
+    fx.store
+        .retract(&fx.actor, expiring.id, None)
+        .await
+        .expect("expired evidence can still be retracted");
+}
+
+pub async fn teams_never_cross<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let other = fx.store.open_team("other-team").await.expect("team");
+    assert_ne!(other.team, fx.actor.team);
+    let mine = fx.remember_with(shaped("the shared secret phrase")).await;
+    let theirs = fx
+        .store
+        .remember(&other, shaped("the shared secret phrase"))
+        .await
+        .expect("remember");
+    for (shape, query) in every_shape(&mine, "secret") {
+        want_set(&fx.recall(query.clone()).await, &[&mine], shape);
+        want_set(&fx.recall_as(&other, query).await, &[&theirs], shape);
+    }
+    let crossed = fx.store.get(&fx.actor, theirs.id).await;
+    assert!(matches!(crossed, Err(StoreError::NotFound { .. })), "get: {crossed:?}");
+    let crossed = fx.store.history(&fx.actor, theirs.id).await;
+    assert!(matches!(crossed, Err(StoreError::NotFound { .. })), "history: {crossed:?}");
+    let crossed = fx.store.retract(&fx.actor, theirs.id, None).await;
+    assert!(matches!(crossed, Err(StoreError::NotFound { .. })), "retract: {crossed:?}");
+    fx.store
+        .retract(&fx.actor, mine.id, None)
+        .await
+        .expect("retract own");
+    want_set(
+        &fx.recall_as(&other, RecallQuery::text("secret")).await,
+        &[&theirs],
+        "the other team's copy survives",
+    );
+    let again = fx.store.open_team("other-team").await.expect("reopen");
+    assert_eq!(again, other, "a team name resolves to the same team");
+}
+
+pub async fn invalid_write_stores_nothing<S: EvidenceStore, Fut: Future<Output = S>>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open(open).await;
+    let mut bad_kind = NewEvidence::new("fine text");
+    bad_kind.kind = Some("  ".into());
+    let mut bad_ref = NewEvidence::new("fine text");
+    bad_ref.refs = vec![Ref::new("issue", "")];
+    for (field, new) in [
+        ("content", NewEvidence::new("   ")),
+        ("content", NewEvidence::new("x".repeat(mnem_core::evidence::MAX_CONTENT_BYTES + 1))),
+        ("kind", bad_kind),
+        ("refs", bad_ref),
+    ] {
+        let result = fx.store.remember(&fx.actor, new).await;
+        match result {
+            Err(StoreError::Invalid(err)) => assert_eq!(err.field, field),
+            other => panic!("want a {field} validation error, got {other:?}"),
+        }
+    }
+    want_empty(&fx.recall(listing(10)).await, "nothing was written");
+}

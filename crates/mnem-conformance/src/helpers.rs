@@ -1,0 +1,137 @@
+//! Helpers that keep each case to one assertion per line: `want_set` for questions about
+//! membership (so a set answer cannot pin an order the contract leaves open), `want_order`
+//! for order, and `want_increasing_stamps`, which fails outright if two writes share a
+//! stamp instead of letting a window assertion quietly weaken.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::Arc;
+
+use mnem_core::{
+    Actor, Evidence, EvidenceId, ManualClock, NewEvidence, RecallHit, RecallQuery, Timestamp,
+};
+use mnem_store::{recall, EvidenceStore};
+
+/// 2024-01-01T00:00:00Z: every case starts its clock here.
+pub const START: Timestamp = Timestamp::from_seconds(1_704_067_200);
+
+/// A fresh store, its hand-driven clock (one millisecond per reading) and a team.
+pub struct Fixture<S> {
+    pub store: S,
+    pub clock: Arc<ManualClock>,
+    pub actor: Actor,
+}
+
+impl<S: EvidenceStore> Fixture<S> {
+    pub async fn open<F, Fut>(open: F) -> Self
+    where
+        F: Fn(Arc<ManualClock>) -> Fut,
+        Fut: Future<Output = S>,
+    {
+        let clock = Arc::new(ManualClock::new(START, 1_000));
+        let store = open(Arc::clone(&clock)).await;
+        let actor = store.open_team("conformance").await.expect("open team");
+        Self {
+            store,
+            clock,
+            actor,
+        }
+    }
+
+    pub async fn remember(&self, content: &str) -> Evidence {
+        self.remember_with(NewEvidence::new(content)).await
+    }
+
+    pub async fn remember_with(&self, new: NewEvidence) -> Evidence {
+        self.store
+            .remember(&self.actor, new)
+            .await
+            .expect("remember")
+    }
+
+    /// Writes `content` observed `offset_seconds` after [`START`].
+    pub async fn remember_at(&self, content: &str, offset_seconds: i64) -> Evidence {
+        let mut new = NewEvidence::new(content);
+        new.observed_at = Some(START.plus_seconds(offset_seconds));
+        self.remember_with(new).await
+    }
+
+    pub async fn recall(&self, query: RecallQuery) -> Vec<RecallHit> {
+        self.recall_as(&self.actor, query).await
+    }
+
+    pub async fn recall_as(&self, actor: &Actor, query: RecallQuery) -> Vec<RecallHit> {
+        recall(&self.store, actor, query).await.expect("recall")
+    }
+}
+
+/// A listing: an empty query with the given limit.
+pub fn listing(limit: usize) -> RecallQuery {
+    RecallQuery {
+        limit,
+        ..RecallQuery::default()
+    }
+}
+
+pub fn ids(hits: &[RecallHit]) -> Vec<EvidenceId> {
+    hits.iter().map(|h| h.evidence.id).collect()
+}
+
+#[track_caller]
+pub fn want_set(hits: &[RecallHit], want: &[&Evidence], what: &str) {
+    let got: BTreeSet<EvidenceId> = ids(hits).into_iter().collect();
+    let want_ids: BTreeSet<EvidenceId> = want.iter().map(|e| e.id).collect();
+    assert_eq!(
+        hits.len(),
+        got.len(),
+        "{what}: an evidence id came back twice"
+    );
+    assert_eq!(
+        got,
+        want_ids,
+        "{what}: got {:?}, want {:?}",
+        contents(hits),
+        want.iter().map(|e| e.content.as_str()).collect::<Vec<_>>()
+    );
+}
+
+#[track_caller]
+pub fn want_order(hits: &[RecallHit], want: &[&Evidence], what: &str) {
+    let want_ids: Vec<EvidenceId> = want.iter().map(|e| e.id).collect();
+    assert_eq!(
+        ids(hits),
+        want_ids,
+        "{what}: got {:?}, want {:?}",
+        contents(hits),
+        want.iter().map(|e| e.content.as_str()).collect::<Vec<_>>()
+    );
+}
+
+#[track_caller]
+pub fn want_empty(hits: &[RecallHit], what: &str) {
+    assert!(hits.is_empty(), "{what}: want nothing, got {:?}", contents(hits));
+}
+
+/// Fails if any two consecutive writes share (or reverse) an `observed_at` or a
+/// `recorded_at` stamp.
+#[track_caller]
+pub fn want_increasing_stamps(items: &[&Evidence]) {
+    for pair in items.windows(2) {
+        assert!(
+            pair[0].observed_at < pair[1].observed_at,
+            "observed_at not strictly increasing: {} then {}",
+            pair[0].observed_at,
+            pair[1].observed_at
+        );
+        assert!(
+            pair[0].recorded_at < pair[1].recorded_at,
+            "recorded_at not strictly increasing: {} then {}",
+            pair[0].recorded_at,
+            pair[1].recorded_at
+        );
+    }
+}
+
+fn contents(hits: &[RecallHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.evidence.content.as_str()).collect()
+}

@@ -1,0 +1,79 @@
+//! Mapping between `evidence` rows and [`Evidence`]. Stored vocabularies are parsed
+//! strictly: a value this build does not know is a corrupt row, not a default.
+
+use std::str::FromStr;
+
+use mnem_core::{Evidence, EvidenceId, ProfileId, Ref, Scope, TeamId, Timestamp};
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
+use rusqlite::Row;
+
+/// Columns read by [`evidence_from_row`], in order, from a table aliased `e`.
+pub const EVIDENCE_COLUMNS: &str = "e.evidence_id, e.team_id, e.owner_profile_id, e.content, \
+     e.kind, e.source_type, e.source, e.authority, e.source_group, e.source_key, \
+     e.source_revision, e.labels, e.refs, e.scope, e.space, e.observed_at, e.recorded_at, \
+     e.expires_at, e.content_hash, e.state";
+
+/// Number of columns in [`EVIDENCE_COLUMNS`]; extra selected columns start here.
+pub const EVIDENCE_COLUMN_COUNT: usize = 20;
+
+/// A 16-byte UUID column.
+pub struct UuidBytes(pub [u8; 16]);
+
+impl FromSql for UuidBytes {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let blob = value.as_blob()?;
+        let bytes: [u8; 16] = blob
+            .try_into()
+            .map_err(|_| FromSqlError::InvalidBlobSize {
+                expected_size: 16,
+                blob_size: blob.len(),
+            })?;
+        Ok(UuidBytes(bytes))
+    }
+}
+
+fn parsed<T: FromStr>(row: &Row<'_>, index: usize) -> rusqlite::Result<T>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    let text: String = row.get(index)?;
+    text.parse().map_err(|err| {
+        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err))
+    })
+}
+
+fn json<T: serde::de::DeserializeOwned>(row: &Row<'_>, index: usize) -> rusqlite::Result<T> {
+    let text: String = row.get(index)?;
+    serde_json::from_str(&text).map_err(|err| {
+        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err))
+    })
+}
+
+pub fn evidence_from_row(row: &Row<'_>) -> rusqlite::Result<Evidence> {
+    let scope_path: String = row.get(13)?;
+    let scope = Scope::parse(&scope_path).map_err(|err| {
+        rusqlite::Error::FromSqlConversionFailure(13, rusqlite::types::Type::Text, Box::new(err))
+    })?;
+    Ok(Evidence {
+        id: EvidenceId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+        team: TeamId::from_bytes(row.get::<_, UuidBytes>(1)?.0),
+        owner: ProfileId::from_bytes(row.get::<_, UuidBytes>(2)?.0),
+        content: row.get(3)?,
+        kind: row.get(4)?,
+        source_type: parsed(row, 5)?,
+        source: row.get(6)?,
+        authority: parsed(row, 7)?,
+        source_group: row.get(8)?,
+        source_key: row.get(9)?,
+        source_revision: row.get(10)?,
+        labels: json(row, 11)?,
+        refs: json::<Vec<Ref>>(row, 12)?,
+        scope,
+        space: parsed(row, 14)?,
+        observed_at: Timestamp::from_micros(row.get(15)?),
+        recorded_at: Timestamp::from_micros(row.get(16)?),
+        expires_at: row.get::<_, Option<i64>>(17)?.map(Timestamp::from_micros),
+        content_hash: row.get(18)?,
+        state: parsed(row, 19)?,
+    })
+}

@@ -1,0 +1,99 @@
+//! Behaviour specific to the SQLite file: persistence across opens, WAL, migrations, and
+//! arbitrary query text against the real FTS5 parser.
+
+use std::sync::Arc;
+
+use mnem_core::{ManualClock, NewEvidence, RecallQuery, Timestamp};
+use mnem_sqlite::{SqliteStore, SCHEMA_VERSION};
+use mnem_store::{recall, EvidenceStore, StoreError, SystemClock};
+use proptest::prelude::*;
+
+fn clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(Timestamp::from_seconds(1_700_000_000), 1_000))
+}
+
+#[tokio::test]
+async fn evidence_survives_reopening_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnem.db");
+    let id = {
+        let store = SqliteStore::open(&path, clock()).unwrap();
+        let actor = store.open_team("local").await.unwrap();
+        store
+            .remember(&actor, NewEvidence::new("persisted across opens"))
+            .await
+            .unwrap()
+            .id
+    };
+    let store = SqliteStore::open(&path, Arc::new(SystemClock)).unwrap();
+    let actor = store.open_team("local").await.unwrap();
+    let hits = recall(&store, &actor, RecallQuery::text("persisted"))
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].evidence.id, id);
+}
+
+#[tokio::test]
+async fn file_uses_wal_and_records_the_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnem.db");
+    drop(SqliteStore::open(&path, clock()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(version, SCHEMA_VERSION);
+}
+
+#[tokio::test]
+async fn a_file_from_a_newer_build_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnem.db");
+    drop(SqliteStore::open(&path, clock()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(conn);
+    let err = SqliteStore::open(&path, clock()).err().expect("refused");
+    assert!(matches!(err, StoreError::SchemaTooNew { found, .. } if found == SCHEMA_VERSION + 1));
+}
+
+#[tokio::test]
+async fn lifecycle_log_rejects_rewrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnem.db");
+    let store = SqliteStore::open(&path, clock()).unwrap();
+    let actor = store.open_team("local").await.unwrap();
+    store
+        .remember(&actor, NewEvidence::new("logged"))
+        .await
+        .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert!(conn
+        .execute("UPDATE evidence_events SET state = 'erased'", [])
+        .is_err());
+    assert!(conn.execute("DELETE FROM evidence_events", []).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Whatever a user types, recall never surfaces an FTS5 syntax error.
+    #[test]
+    fn arbitrary_query_text_never_errors(query in "\\PC{0,80}") {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            let store = SqliteStore::open_in_memory(clock()).unwrap();
+            let actor = store.open_team("local").await.unwrap();
+            store.remember(&actor, NewEvidence::new("alpha beta \"gamma\" NEAR(delta)")).await.unwrap();
+            let result = recall(&store, &actor, RecallQuery::text(query.clone())).await;
+            prop_assert!(result.is_ok(), "query {:?}: {:?}", query, result.err());
+            Ok(())
+        })?;
+    }
+}
