@@ -1,1 +1,195 @@
-fn main(){}
+//! `mnem`: thin glue from the command line to the store. Parsing lives in `args`, output
+//! in `render`; the work itself is the store's and the core's.
+
+mod args;
+mod render;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+use mnem_core::{NewEvidence, RecallQuery, Scope, Space};
+use mnem_sqlite::SqliteStore;
+use mnem_store::{recall, EvidenceStore, StoreError, SystemClock};
+
+use args::{Cli, Command, RecallArgs, RememberArgs};
+
+/// A failure, split by whose it is: bad input exits 2 (like a usage error), anything else 1.
+enum Failure {
+    Input(String),
+    Runtime(String),
+}
+
+impl From<StoreError> for Failure {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Invalid(invalid) => Failure::Input(invalid.to_string()),
+            other => Failure::Runtime(other.to_string()),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return clap_failure(err),
+    };
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return report(Failure::Runtime(format!("cannot start runtime: {err}"))),
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => report(failure),
+    }
+}
+
+/// Help and version print as clap renders them; every other parse error is reduced to
+/// one line naming the offending flag and value.
+fn clap_failure(err: clap::Error) -> ExitCode {
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            ExitCode::from(2)
+        }
+        _ => {
+            // clap's message runs up to the first blank line (then usage and hints);
+            // joined, it is one line naming the flag and the value.
+            let rendered = err.render().to_string();
+            let message: Vec<&str> = rendered
+                .lines()
+                .take_while(|line| !line.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            eprintln!("{}", message.join(" "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn report(failure: Failure) -> ExitCode {
+    match failure {
+        Failure::Input(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+        Failure::Runtime(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr: stdout is for results (and, later, the MCP stdio transport).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MNEM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn run(cli: Cli) -> Result<(), Failure> {
+    // Input that needs no store is checked before the store is opened, so bad input
+    // never creates or touches a file.
+    let remember_text = match &cli.command {
+        Command::Remember(args) => Some(read_text(&args.text)?),
+        _ => None,
+    };
+    let path = store_path(cli.db)?;
+    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+    let actor = store.open_team(&cli.team).await?;
+    tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
+    match cli.command {
+        Command::Remember(args) => {
+            let text = remember_text.unwrap_or_default();
+            let evidence = store.remember(&actor, new_evidence(text, args)).await?;
+            render::remembered(&evidence, cli.json);
+        }
+        Command::Recall(args) => {
+            let explain = args.explain;
+            let hits = recall(&store, &actor, recall_query(args)).await?;
+            render::recalled(&hits, cli.json, explain);
+        }
+        Command::Delete(args) => {
+            store.retract(&actor, args.id, args.reason).await?;
+            render::deleted(args.id, cli.json);
+        }
+        Command::Show(args) => {
+            let evidence = store.get(&actor, args.id).await?;
+            let history = store.history(&actor, args.id).await?;
+            render::shown(&evidence, &history, cli.json);
+        }
+    }
+    Ok(())
+}
+
+fn read_text(text: &str) -> Result<String, Failure> {
+    if text != "-" {
+        return Ok(text.to_string());
+    }
+    let mut buffer = String::new();
+    std::io::stdin()
+        .read_to_string(&mut buffer)
+        .map_err(|err| Failure::Input(format!("text: cannot read standard input: {err}")))?;
+    Ok(buffer)
+}
+
+fn store_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {
+    if let Some(path) = db {
+        return Ok(path);
+    }
+    let dir = dirs::data_dir()
+        .ok_or_else(|| Failure::Runtime("no platform data directory; pass --db PATH".into()))?
+        .join("mnem");
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| Failure::Runtime(format!("cannot create {}: {err}", dir.display())))?;
+    Ok(dir.join("mnem.db"))
+}
+
+fn new_evidence(text: String, args: RememberArgs) -> NewEvidence {
+    let mut new = NewEvidence::new(text);
+    new.kind = args.kind;
+    new.source = args.source;
+    new.source_type = args.source_type;
+    new.authority = args.authority;
+    new.source_group = args.source_group;
+    new.scope = args.scope.unwrap_or_else(Scope::root);
+    new.observed_at = args.observed_at;
+    new.expires_at = args.expires_at;
+    new.refs = args.refs;
+    new.labels = args.labels;
+    new.space = if args.private {
+        Space::Private
+    } else {
+        Space::Team
+    };
+    new
+}
+
+fn recall_query(args: RecallArgs) -> RecallQuery {
+    RecallQuery {
+        query: args.query,
+        kinds: args.kinds,
+        since: args.since,
+        until: args.until,
+        min_score: args.min_score,
+        order: args.order,
+        limit: args.limit,
+        scope: args.scope,
+        include_ancestors: args.include_ancestors,
+        refs: args.refs,
+    }
+}

@@ -4,8 +4,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use mnem_core::{
-    Authority, Evidence, LifecycleState, ManualClock, NewEvidence, Order, RecallQuery, Ref,
-    Scope, Score, SourceType, Timestamp,
+    Authority, Evidence, LifecycleState, ManualClock, NewEvidence, Order, RecallQuery, Ref, Scope,
+    Score, SourceType, Timestamp,
 };
 use mnem_store::{EvidenceStore, StoreError};
 
@@ -121,7 +121,10 @@ pub async fn write_then_recall_finds_it<S: EvidenceStore, Fut: Future<Output = S
     let runbook = fx.remember("the deploy runbook lives in the wiki").await;
     let hits = fx.recall(RecallQuery::text("runbook")).await;
     want_order(&hits, &[&runbook], "recall by a word of the content");
-    assert_eq!(hits[0].evidence, runbook, "recall returns the stored record");
+    assert_eq!(
+        hits[0].evidence, runbook,
+        "recall returns the stored record"
+    );
     assert_eq!(
         fx.store.get(&fx.actor, runbook.id).await.expect("get"),
         runbook
@@ -137,7 +140,11 @@ pub async fn listing_returns_everything_newest_first<S: EvidenceStore, Fut: Futu
     let c = fx.remember_at("third", 3).await;
     want_increasing_stamps(&[&a, &b, &c]);
     want_order(&fx.recall(listing(10)).await, &[&c, &b, &a], "listing");
-    want_order(&fx.recall(listing(2)).await, &[&c, &b], "listing with limit");
+    want_order(
+        &fx.recall(listing(2)).await,
+        &[&c, &b],
+        "listing with limit",
+    );
 }
 
 pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
@@ -153,7 +160,11 @@ pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
     let other = fx.remember("postgres upgrade scheduled").await;
     let hits = fx.recall(RecallQuery::text("postgres replication")).await;
     want_set(&hits, &[&both, &one, &other], "documents sharing any term");
-    want_order(&hits[..1], &[&both], "the document sharing every term ranks first");
+    want_order(
+        &hits[..1],
+        &[&both],
+        "the document sharing every term ranks first",
+    );
     want_empty(
         &fx.recall(RecallQuery::text("kubernetes")).await,
         "a term no document has",
@@ -168,11 +179,27 @@ pub async fn query_text_is_never_fts_syntax<S: EvidenceStore, Fut: Future<Output
     let near = fx.remember("use NEAR(alpha beta) with care").await;
     let star = fx.remember("the wildcard star* matches prefixes").await;
     for hostile in [
-        "\"", "\"unbalanced", "NEAR(", "alpha*", "-beta", "AND OR NOT", "(", ")", "col:val",
-        "^start", "a + b", "{x y}", "'single'", "NEAR(alpha beta, 2)",
+        "\"",
+        "\"unbalanced",
+        "NEAR(",
+        "alpha*",
+        "-beta",
+        "AND OR NOT",
+        "(",
+        ")",
+        "col:val",
+        "^start",
+        "a + b",
+        "{x y}",
+        "'single'",
+        "NEAR(alpha beta, 2)",
     ] {
         let result = mnem_store::recall(&fx.store, &fx.actor, RecallQuery::text(hostile)).await;
-        assert!(result.is_ok(), "query {hostile:?} failed: {:?}", result.err());
+        assert!(
+            result.is_ok(),
+            "query {hostile:?} failed: {:?}",
+            result.err()
+        );
     }
     want_set(
         &fx.recall(RecallQuery::text("NEAR(alpha beta)")).await,
@@ -197,11 +224,19 @@ pub async fn scope_exact_read_excludes_ancestors_descendants_and_siblings<
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
-    let root = fx.remember_with(scoped("release notes team-wide", "")).await;
+    let root = fx
+        .remember_with(scoped("release notes team-wide", ""))
+        .await;
     let acme = fx.remember_with(scoped("release notes acme", "acme")).await;
-    let api = fx.remember_with(scoped("release notes api", "acme/api")).await;
-    let _v2 = fx.remember_with(scoped("release notes v2", "acme/api/v2")).await;
-    let _web = fx.remember_with(scoped("release notes web", "acme/web")).await;
+    let api = fx
+        .remember_with(scoped("release notes api", "acme/api"))
+        .await;
+    let _v2 = fx
+        .remember_with(scoped("release notes v2", "acme/api/v2"))
+        .await;
+    let _web = fx
+        .remember_with(scoped("release notes web", "acme/web"))
+        .await;
     want_set(
         &fx.recall(text_in("release", "acme/api", false)).await,
         &[&api],
@@ -228,11 +263,19 @@ pub async fn scope_widened_read_adds_ancestors_never_siblings<
     let fx = Fixture::open(open).await;
     // Written deepest first, so the shallower ancestors are newer: only scope depth can
     // put the deepest first.
-    let api = fx.remember_with(scoped("release notes api", "acme/api")).await;
+    let api = fx
+        .remember_with(scoped("release notes api", "acme/api"))
+        .await;
     let acme = fx.remember_with(scoped("release notes acme", "acme")).await;
-    let root = fx.remember_with(scoped("release notes team-wide", "")).await;
-    let _v2 = fx.remember_with(scoped("release notes v2", "acme/api/v2")).await;
-    let _web = fx.remember_with(scoped("release notes web", "acme/web")).await;
+    let root = fx
+        .remember_with(scoped("release notes team-wide", ""))
+        .await;
+    let _v2 = fx
+        .remember_with(scoped("release notes v2", "acme/api/v2"))
+        .await;
+    let _web = fx
+        .remember_with(scoped("release notes web", "acme/web"))
+        .await;
     want_increasing_stamps(&[&api, &acme, &root]);
     let widened = RecallQuery {
         scope: Some(Scope::parse("acme/api").expect("scope")),
@@ -255,8 +298,12 @@ pub async fn limit_applies_after_scope_resolution<S: EvidenceStore, Fut: Future<
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
-    let api_old = fx.remember_with(scoped("deploy notes api old", "acme/api")).await;
-    let api_new = fx.remember_with(scoped("deploy notes api new", "acme/api")).await;
+    let api_old = fx
+        .remember_with(scoped("deploy notes api old", "acme/api"))
+        .await;
+    let api_new = fx
+        .remember_with(scoped("deploy notes api new", "acme/api"))
+        .await;
     let acme = fx.remember_with(scoped("deploy notes acme", "acme")).await;
     for i in 0..8 {
         // Newer, and matching better (the term twice): a limit pushed before scope
@@ -268,7 +315,11 @@ pub async fn limit_applies_after_scope_resolution<S: EvidenceStore, Fut: Future<
         limit: 2,
         ..text_in("deploy", "acme/api", false)
     };
-    want_set(&fx.recall(exact).await, &[&api_old, &api_new], "exact scope, limit 2");
+    want_set(
+        &fx.recall(exact).await,
+        &[&api_old, &api_new],
+        "exact scope, limit 2",
+    );
     let widened = RecallQuery {
         limit: 3,
         ..text_in("deploy", "acme/api", true)
@@ -326,17 +377,18 @@ pub async fn window_is_half_open_and_partitions_without_loss_or_double_count<
     for query in ["standup", ""] {
         let before = fx.recall(window(query, 0, 3)).await;
         let after = fx.recall(window(query, 3, 6)).await;
-        want_set(&before, &refs[..3], "[t0, t3) includes since, excludes until");
+        want_set(
+            &before,
+            &refs[..3],
+            "[t0, t3) includes since, excludes until",
+        );
         want_set(&after, &refs[3..], "[t3, t6) starts at the boundary item");
         want_set(
             &[before, after].concat(),
             &refs,
             "the two halves cover everything once",
         );
-        want_empty(
-            &fx.recall(window(query, 3, 3)).await,
-            "an empty window",
-        );
+        want_empty(&fx.recall(window(query, 3, 3)).await, "an empty window");
     }
 }
 
@@ -353,7 +405,8 @@ pub async fn limit_alongside_window_never_returns_short<
     }
     for i in 10..16 {
         // Newer and matching better: a limit applied before the window keeps these.
-        fx.remember_at(&format!("incident incident review {i}"), i).await;
+        fx.remember_at(&format!("incident incident review {i}"), i)
+            .await;
     }
     for query in ["incident", ""] {
         for order in [Order::Relevance, Order::Recent] {
@@ -364,9 +417,14 @@ pub async fn limit_alongside_window_never_returns_short<
                     ..window(query, 0, 10)
                 })
                 .await;
-            assert_eq!(hits.len(), 3, "query {query:?} order {order}: returned short");
+            assert_eq!(
+                hits.len(),
+                3,
+                "query {query:?} order {order}: returned short"
+            );
             assert!(
-                hits.iter().all(|h| inside.iter().any(|e| e.id == h.evidence.id)),
+                hits.iter()
+                    .all(|h| inside.iter().any(|e| e.id == h.evidence.id)),
                 "query {query:?} order {order}: a result outside the window"
             );
         }
@@ -413,10 +471,19 @@ pub async fn floor_above_one_empties_and_floor_zero_keeps_all<
         min_score: Some(min_score),
         ..RecallQuery::text(query)
     };
-    want_set(&fx.recall(floor(0.0, "roadmap")).await, &[&a, &b], "floor 0");
+    want_set(
+        &fx.recall(floor(0.0, "roadmap")).await,
+        &[&a, &b],
+        "floor 0",
+    );
     want_empty(&fx.recall(floor(1.01, "roadmap")).await, "floor above 1");
     assert_eq!(
-        fx.recall(RecallQuery { limit: 50, ..floor(0.0, "") }).await.len(),
+        fx.recall(RecallQuery {
+            limit: 50,
+            ..floor(0.0, "")
+        })
+        .await
+        .len(),
         FILLER.len() + 2,
         "floor 0 keeps every item of a listing"
     );
@@ -464,8 +531,14 @@ pub async fn score_is_per_read_and_never_persists<S: EvidenceStore, Fut: Future<
             .value()
     };
     let weak = score_for(fx.recall(RecallQuery::text("gpu")).await);
-    let strong = score_for(fx.recall(RecallQuery::text("gpu cluster quota training")).await);
-    assert!(strong > weak, "the same record scores per query: {strong} vs {weak}");
+    let strong = score_for(
+        fx.recall(RecallQuery::text("gpu cluster quota training"))
+            .await,
+    );
+    assert!(
+        strong > weak,
+        "the same record scores per query: {strong} vs {weak}"
+    );
     let listed = score_for(fx.recall(listing(10)).await);
     assert_eq!(listed, 1.0, "a listing recomputes; nothing was stored");
     assert_eq!(
@@ -484,7 +557,9 @@ pub async fn recent_order_is_newest_first_regardless_of_score<
     let fx = Fixture::open(open).await;
     with_filler(&fx).await;
     let strong = fx.remember_at("billing billing billing outage", 1).await;
-    let weak = fx.remember_at("billing page copy tweaked and more words here", 2).await;
+    let weak = fx
+        .remember_at("billing page copy tweaked and more words here", 2)
+        .await;
     want_increasing_stamps(&[&strong, &weak]);
     want_order(
         &fx.recall(RecallQuery::text("billing")).await,
@@ -556,7 +631,10 @@ pub async fn retraction_appends_to_the_log_and_keeps_the_row<
         .expect("retract");
     let after = fx.store.history(&fx.actor, item.id).await.expect("history");
     let states: Vec<LifecycleState> = after.iter().map(|e| e.state).collect();
-    assert_eq!(states, vec![LifecycleState::Current, LifecycleState::Retracted]);
+    assert_eq!(
+        states,
+        vec![LifecycleState::Current, LifecycleState::Retracted]
+    );
     assert_eq!(after[..1], before[..], "earlier events are never rewritten");
     assert!(after[0].at < after[1].at, "events are stamped in order");
     assert_eq!(after[1].reason.as_deref(), Some("duplicate"));
@@ -584,16 +662,32 @@ pub async fn provenance_round_trips<S: EvidenceStore, Fut: Future<Output = S>>(
     new.observed_at = Some(START.plus_seconds(-86_400));
     let expected_recorded = fx.clock.peek();
     let stored = fx.remember_with(new).await;
-    assert_eq!(stored.recorded_at, expected_recorded, "recorded_at is the store clock");
+    assert_eq!(
+        stored.recorded_at, expected_recorded,
+        "recorded_at is the store clock"
+    );
     assert_eq!(stored.owner, fx.actor.profile);
     assert_eq!(stored.team, fx.actor.team);
-    assert_eq!(stored.labels, vec!["contracts".to_string(), "legal".to_string()]);
-    assert_eq!(stored.refs, vec![Ref::new("doc", "VC-1")], "refs are canonical");
-    assert_eq!(stored.content_hash, mnem_core::evidence::content_hash(&stored.content));
+    assert_eq!(
+        stored.labels,
+        vec!["contracts".to_string(), "legal".to_string()]
+    );
+    assert_eq!(
+        stored.refs,
+        vec![Ref::new("doc", "VC-1")],
+        "refs are canonical"
+    );
+    assert_eq!(
+        stored.content_hash,
+        mnem_core::evidence::content_hash(&stored.content)
+    );
     let read = fx.store.get(&fx.actor, stored.id).await.expect("get");
     assert_eq!(read, stored, "every field round-trips through get");
     let hits = fx.recall(RecallQuery::text("vendor")).await;
-    assert_eq!(hits[0].evidence, stored, "every field round-trips through recall");
+    assert_eq!(
+        hits[0].evidence, stored,
+        "every field round-trips through recall"
+    );
 }
 
 pub async fn stamps_round_trip_at_microsecond_precision<
@@ -603,8 +697,8 @@ pub async fn stamps_round_trip_at_microsecond_precision<
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
-    let observed = Timestamp::parse("observed_at", "2023-05-01T12:34:56.123456789Z")
-        .expect("stamp");
+    let observed =
+        Timestamp::parse("observed_at", "2023-05-01T12:34:56.123456789Z").expect("stamp");
     let mut new = NewEvidence::new("precise");
     new.observed_at = Some(observed);
     new.expires_at = Some(START.plus_seconds(3_600).plus_micros(7));
@@ -655,8 +749,11 @@ pub async fn refs_match_any_of_and_need_kind_and_id<S: EvidenceStore, Fut: Futur
         "kind and id must both match",
     );
     want_set(
-        &fx.recall(by_refs(vec![Ref::new("issue", "ABC-1"), Ref::new("pr", "9")]))
-            .await,
+        &fx.recall(by_refs(vec![
+            Ref::new("issue", "ABC-1"),
+            Ref::new("pr", "9"),
+        ]))
+        .await,
         &[&issue, &both],
         "any of several refs",
     );
@@ -711,11 +808,20 @@ pub async fn teams_never_cross<S: EvidenceStore, Fut: Future<Output = S>>(
         want_set(&fx.recall_as(&other, query).await, &[&theirs], shape);
     }
     let crossed = fx.store.get(&fx.actor, theirs.id).await;
-    assert!(matches!(crossed, Err(StoreError::NotFound { .. })), "get: {crossed:?}");
+    assert!(
+        matches!(crossed, Err(StoreError::NotFound { .. })),
+        "get: {crossed:?}"
+    );
     let crossed = fx.store.history(&fx.actor, theirs.id).await;
-    assert!(matches!(crossed, Err(StoreError::NotFound { .. })), "history: {crossed:?}");
+    assert!(
+        matches!(crossed, Err(StoreError::NotFound { .. })),
+        "history: {crossed:?}"
+    );
     let crossed = fx.store.retract(&fx.actor, theirs.id, None).await;
-    assert!(matches!(crossed, Err(StoreError::NotFound { .. })), "retract: {crossed:?}");
+    assert!(
+        matches!(crossed, Err(StoreError::NotFound { .. })),
+        "retract: {crossed:?}"
+    );
     fx.store
         .retract(&fx.actor, mine.id, None)
         .await
@@ -739,7 +845,10 @@ pub async fn invalid_write_stores_nothing<S: EvidenceStore, Fut: Future<Output =
     bad_ref.refs = vec![Ref::new("issue", "")];
     for (field, new) in [
         ("content", NewEvidence::new("   ")),
-        ("content", NewEvidence::new("x".repeat(mnem_core::evidence::MAX_CONTENT_BYTES + 1))),
+        (
+            "content",
+            NewEvidence::new("x".repeat(mnem_core::evidence::MAX_CONTENT_BYTES + 1)),
+        ),
         ("kind", bad_kind),
         ("refs", bad_ref),
     ] {

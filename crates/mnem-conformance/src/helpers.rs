@@ -109,7 +109,11 @@ pub fn want_order(hits: &[RecallHit], want: &[&Evidence], what: &str) {
 
 #[track_caller]
 pub fn want_empty(hits: &[RecallHit], what: &str) {
-    assert!(hits.is_empty(), "{what}: want nothing, got {:?}", contents(hits));
+    assert!(
+        hits.is_empty(),
+        "{what}: want nothing, got {:?}",
+        contents(hits)
+    );
 }
 
 /// Fails if any two consecutive writes share (or reverse) an `observed_at` or a

@@ -512,7 +512,10 @@ mod tests {
 
     #[test]
     fn empty_or_oversized_content_is_rejected_by_field() {
-        assert_eq!(build(NewEvidence::new("  \n")).unwrap_err().field, "content");
+        assert_eq!(
+            build(NewEvidence::new("  \n")).unwrap_err().field,
+            "content"
+        );
         let big = "a".repeat(MAX_CONTENT_BYTES + 1);
         assert_eq!(build(NewEvidence::new(big)).unwrap_err().field, "content");
     }

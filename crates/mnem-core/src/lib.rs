@@ -18,8 +18,7 @@ pub mod text;
 pub use clock::{Clock, ManualClock};
 pub use error::ValidationError;
 pub use evidence::{
-    Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType,
-    Space,
+    Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType, Space,
 };
 pub use ids::{Actor, EvidenceId, ProfileId, TeamId};
 pub use order::{compare_hits, sort_hits};

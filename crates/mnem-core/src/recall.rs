@@ -270,7 +270,11 @@ pub fn rank(
             score: c.relevance.map_or(Score::UNRANKED, Score::from_relevance),
             evidence: c.evidence,
         })
-        .filter(|hit| query.min_score.is_none_or(|floor| hit.score.value() >= floor))
+        .filter(|hit| {
+            query
+                .min_score
+                .is_none_or(|floor| hit.score.value() >= floor)
+        })
         .collect();
     sort_hits(&mut hits, query.order, query.scope_filter().is_widened());
     hits.truncate(query.limit);
@@ -358,7 +362,15 @@ mod tests {
             limit: 2,
             ..RecallQuery::text("x")
         };
-        assert_eq!(ids(&rank(candidates, &query, &ACTOR, Timestamp::from_seconds(100))), vec![2, 3]);
+        assert_eq!(
+            ids(&rank(
+                candidates,
+                &query,
+                &ACTOR,
+                Timestamp::from_seconds(100)
+            )),
+            vec![2, 3]
+        );
     }
 
     #[test]
@@ -367,25 +379,62 @@ mod tests {
             min_score: Some(0.0),
             ..RecallQuery::default()
         };
-        let hits = rank(vec![candidate(1, 10, None)], &query, &ACTOR, Timestamp::from_seconds(100));
+        let hits = rank(
+            vec![candidate(1, 10, None)],
+            &query,
+            &ACTOR,
+            Timestamp::from_seconds(100),
+        );
         assert_eq!(hits[0].score, Score::UNRANKED);
     }
 
     #[test]
     fn each_evidence_id_is_ranked_once() {
         let candidates = vec![candidate(1, 10, Some(1.0)), candidate(1, 10, Some(2.0))];
-        let hits = rank(candidates, &RecallQuery::text("x"), &ACTOR, Timestamp::from_seconds(100));
+        let hits = rank(
+            candidates,
+            &RecallQuery::text("x"),
+            &ACTOR,
+            Timestamp::from_seconds(100),
+        );
         assert_eq!(ids(&hits), vec![1]);
     }
 
     #[test]
     fn validation_names_the_field() {
         let bad = |q: RecallQuery| q.validated().unwrap_err().field;
-        assert_eq!(bad(RecallQuery { limit: 0, ..RecallQuery::default() }), "limit");
-        assert_eq!(bad(RecallQuery { limit: 51, ..RecallQuery::default() }), "limit");
-        assert_eq!(bad(RecallQuery { min_score: Some(-0.1), ..RecallQuery::default() }), "min_score");
-        assert_eq!(bad(RecallQuery { min_score: Some(f64::NAN), ..RecallQuery::default() }), "min_score");
-        assert_eq!(bad(RecallQuery::text("q".repeat(MAX_QUERY_CHARS + 1))), "query");
+        assert_eq!(
+            bad(RecallQuery {
+                limit: 0,
+                ..RecallQuery::default()
+            }),
+            "limit"
+        );
+        assert_eq!(
+            bad(RecallQuery {
+                limit: 51,
+                ..RecallQuery::default()
+            }),
+            "limit"
+        );
+        assert_eq!(
+            bad(RecallQuery {
+                min_score: Some(-0.1),
+                ..RecallQuery::default()
+            }),
+            "min_score"
+        );
+        assert_eq!(
+            bad(RecallQuery {
+                min_score: Some(f64::NAN),
+                ..RecallQuery::default()
+            }),
+            "min_score"
+        );
+        assert_eq!(
+            bad(RecallQuery::text("q".repeat(MAX_QUERY_CHARS + 1))),
+            "query"
+        );
         assert_eq!(
             bad(RecallQuery {
                 since: Some(Timestamp::from_seconds(2)),
@@ -394,7 +443,13 @@ mod tests {
             }),
             "until"
         );
-        assert_eq!(bad(RecallQuery { include_ancestors: true, ..RecallQuery::default() }), "include_ancestors");
+        assert_eq!(
+            bad(RecallQuery {
+                include_ancestors: true,
+                ..RecallQuery::default()
+            }),
+            "include_ancestors"
+        );
     }
 
     #[test]
@@ -411,6 +466,9 @@ mod tests {
             .map(String::as_str)
             .collect();
         keys.sort();
-        assert_eq!(keys, vec!["context", "evidence_id", "kind", "observed_at", "source"]);
+        assert_eq!(
+            keys,
+            vec!["context", "evidence_id", "kind", "observed_at", "source"]
+        );
     }
 }

@@ -42,7 +42,10 @@ mod tests {
 
     #[test]
     fn unicode_letters_are_kept() {
-        assert_eq!(query_terms("café Straße 東京"), vec!["café", "straße", "東京"]);
+        assert_eq!(
+            query_terms("café Straße 東京"),
+            vec!["café", "straße", "東京"]
+        );
     }
 
     #[test]

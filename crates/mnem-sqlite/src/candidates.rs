@@ -1,7 +1,9 @@
 //! The candidate query: every eligibility rule and selector of a recall as one SQL
 //! statement, so `LIMIT` cuts only rows the core would keep.
 
-use mnem_core::{Actor, Candidate, LifecycleState, Order, RecallQuery, ScopeFilter, Space, Timestamp};
+use mnem_core::{
+    Actor, Candidate, LifecycleState, Order, RecallQuery, ScopeFilter, Space, Timestamp,
+};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
@@ -60,18 +62,28 @@ pub fn candidates(
             stmt.params.push(Value::Text(expression.clone()));
         }
         None => {
-            stmt.sql = format!("SELECT {EVIDENCE_COLUMNS}, NULL AS relevance FROM evidence e WHERE 1");
+            stmt.sql =
+                format!("SELECT {EVIDENCE_COLUMNS}, NULL AS relevance FROM evidence e WHERE 1");
         }
     }
 
-    stmt.push(" AND e.team_id = ?", Value::Blob(actor.team.as_bytes().to_vec()));
-    stmt.push(" AND e.state = ?", Value::Text(LifecycleState::Current.as_str().into()));
+    stmt.push(
+        " AND e.team_id = ?",
+        Value::Blob(actor.team.as_bytes().to_vec()),
+    );
+    stmt.push(
+        " AND e.state = ?",
+        Value::Text(LifecycleState::Current.as_str().into()),
+    );
     stmt.push(
         " AND (e.expires_at IS NULL OR e.expires_at > ?)",
         Value::Integer(now.as_micros()),
     );
     stmt.push(
-        &format!(" AND (e.space = '{}' OR e.owner_profile_id = ?)", Space::Team.as_str()),
+        &format!(
+            " AND (e.space = '{}' OR e.owner_profile_id = ?)",
+            Space::Team.as_str()
+        ),
         Value::Blob(actor.profile.as_bytes().to_vec()),
     );
     if !query.kinds.is_empty() {
@@ -113,7 +125,8 @@ pub fn candidates(
         order_keys.push("e.scope_depth DESC");
     }
     order_keys.extend(["e.observed_at DESC", "e.evidence_id ASC"]);
-    stmt.sql.push_str(&format!(" ORDER BY {}", order_keys.join(", ")));
+    stmt.sql
+        .push_str(&format!(" ORDER BY {}", order_keys.join(", ")));
     stmt.push(" LIMIT ?", Value::Integer(query.candidate_pool() as i64));
 
     let mut prepared = conn.prepare_cached(&stmt.sql)?;

@@ -22,10 +22,7 @@ mod tests {
     #[test]
     fn terms_are_quoted_and_or_ed() {
         let terms = vec!["near".to_string(), "foo".to_string()];
-        assert_eq!(
-            match_expression(&terms).unwrap(),
-            r#""near" OR "foo""#
-        );
+        assert_eq!(match_expression(&terms).unwrap(), r#""near" OR "foo""#);
     }
 
     #[test]

@@ -167,7 +167,8 @@ impl EvidenceStore for SqliteStore {
 
     async fn get(&self, actor: &Actor, id: EvidenceId) -> Result<Evidence> {
         let actor = *actor;
-        self.with_conn(move |conn| visible_evidence(conn, &actor, id)).await
+        self.with_conn(move |conn| visible_evidence(conn, &actor, id))
+            .await
     }
 
     async fn history(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
@@ -221,7 +222,14 @@ impl EvidenceStore for SqliteStore {
                 ],
             )
             .db()?;
-            append_event(&tx, &actor, id, LifecycleState::Retracted, at, reason.as_deref())?;
+            append_event(
+                &tx,
+                &actor,
+                id,
+                LifecycleState::Retracted,
+                at,
+                reason.as_deref(),
+            )?;
             tx.commit().db()?;
             Ok(())
         })
@@ -334,7 +342,11 @@ fn visible_evidence(conn: &Connection, actor: &Actor, id: EvidenceId) -> Result<
     ))
     .db()?
     .query_row(
-        params![actor.team.as_bytes(), id.as_bytes(), actor.profile.as_bytes()],
+        params![
+            actor.team.as_bytes(),
+            id.as_bytes(),
+            actor.profile.as_bytes()
+        ],
         evidence_from_row,
     )
     .optional()

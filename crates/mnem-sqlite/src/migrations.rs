@@ -25,7 +25,8 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let tx = conn.transaction().db()?;
         tx.execute_batch(sql).db()?;
-        tx.pragma_update(None, "user_version", index as i64 + 1).db()?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)
+            .db()?;
         tx.commit().db()?;
     }
     Ok(())

@@ -22,12 +22,10 @@ pub struct UuidBytes(pub [u8; 16]);
 impl FromSql for UuidBytes {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
         let blob = value.as_blob()?;
-        let bytes: [u8; 16] = blob
-            .try_into()
-            .map_err(|_| FromSqlError::InvalidBlobSize {
-                expected_size: 16,
-                blob_size: blob.len(),
-            })?;
+        let bytes: [u8; 16] = blob.try_into().map_err(|_| FromSqlError::InvalidBlobSize {
+            expected_size: 16,
+            blob_size: blob.len(),
+        })?;
         Ok(UuidBytes(bytes))
     }
 }

@@ -9,7 +9,10 @@ use mnem_store::{recall, EvidenceStore, StoreError, SystemClock};
 use proptest::prelude::*;
 
 fn clock() -> Arc<ManualClock> {
-    Arc::new(ManualClock::new(Timestamp::from_seconds(1_700_000_000), 1_000))
+    Arc::new(ManualClock::new(
+        Timestamp::from_seconds(1_700_000_000),
+        1_000,
+    ))
 }
 
 #[tokio::test]

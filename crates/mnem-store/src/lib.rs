@@ -8,8 +8,8 @@
 use std::future::Future;
 
 use mnem_core::{
-    rank, Actor, Candidate, Clock, Evidence, EvidenceId, LifecycleEvent, NewEvidence,
-    RecallHit, RecallQuery, Timestamp, ValidationError,
+    rank, Actor, Candidate, Clock, Evidence, EvidenceId, LifecycleEvent, NewEvidence, RecallHit,
+    RecallQuery, Timestamp, ValidationError,
 };
 use thiserror::Error;
 use uuid::Uuid;

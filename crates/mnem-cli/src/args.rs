@@ -1,0 +1,177 @@
+//! The command line, declared with clap. Values are parsed into core types here, so a
+//! malformed flag fails before anything is opened or written.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use mnem_core::{Authority, EvidenceId, Order, Ref, Scope, SourceType, Timestamp};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mnem",
+    version,
+    about = "Long-term memory for AI agents: remember evidence, recall it ranked.",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// The store file. Defaults to mnem.db in the platform data directory.
+    #[arg(long, global = true, env = "MNEM_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// The team (tenant) to act in; created on first use.
+    #[arg(long, global = true, env = "MNEM_TEAM", default_value = "local")]
+    pub team: String,
+
+    /// Print machine-readable JSON instead of human text.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Store one piece of evidence and print its id.
+    Remember(RememberArgs),
+    /// Recall evidence ranked by relevance (or recency); an empty query lists.
+    Recall(RecallArgs),
+    /// Retract evidence: recall never returns it again; its history is kept.
+    Delete(DeleteArgs),
+    /// Show one evidence record with its lifecycle history.
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RememberArgs {
+    /// The evidence text; `-` reads it from standard input.
+    pub text: String,
+    /// A free label: fact, preference, decision, observation (default), …
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Provenance: where this came from.
+    #[arg(long, default_value = "cli")]
+    pub source: String,
+    #[arg(long, default_value = "manual", value_parser = parse_source_type)]
+    pub source_type: SourceType,
+    #[arg(long, default_value = "unknown", value_parser = parse_authority)]
+    pub authority: Authority,
+    /// Independence key for corroboration (defaults to --source).
+    #[arg(long)]
+    pub source_group: Option<String>,
+    /// A scope path such as acme/api; omitted means team-wide.
+    #[arg(long, value_parser = parse_scope)]
+    pub scope: Option<Scope>,
+    /// When it happened or was said (RFC 3339 or YYYY-MM-DD); defaults to now.
+    #[arg(long, value_parser = parse_observed_at)]
+    pub observed_at: Option<Timestamp>,
+    /// When it stops being recalled (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_parser = parse_expires_at)]
+    pub expires_at: Option<Timestamp>,
+    /// A typed reference kind:id (repeatable), e.g. issue:ABC-123.
+    #[arg(long = "ref", value_name = "KIND:ID", value_parser = parse_ref)]
+    pub refs: Vec<Ref>,
+    /// A label (repeatable).
+    #[arg(long = "label")]
+    pub labels: Vec<String>,
+    /// Visible to this profile only.
+    #[arg(long)]
+    pub private: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// What to look for; empty lists evidence in order.
+    #[arg(default_value = "")]
+    pub query: String,
+    #[arg(long, default_value_t = mnem_core::recall::DEFAULT_LIMIT)]
+    pub limit: usize,
+    /// Only these kinds (repeatable; a union).
+    #[arg(long = "kind")]
+    pub kinds: Vec<String>,
+    /// Observed at or after this time (inclusive).
+    #[arg(long, value_parser = parse_since)]
+    pub since: Option<Timestamp>,
+    /// Observed before this time (exclusive).
+    #[arg(long, value_parser = parse_until)]
+    pub until: Option<Timestamp>,
+    /// Drop results scoring below this (scores are in (0, 1]).
+    #[arg(long, allow_negative_numbers = true)]
+    pub min_score: Option<f64>,
+    #[arg(long, default_value = "relevance", value_parser = parse_order)]
+    pub order: Order,
+    /// Only this scope path …
+    #[arg(long, value_parser = parse_scope)]
+    pub scope: Option<Scope>,
+    /// … and its ancestors up to team-wide.
+    #[arg(long, requires = "scope")]
+    pub include_ancestors: bool,
+    /// Only evidence carrying one of these refs (repeatable).
+    #[arg(long = "ref", value_name = "KIND:ID", value_parser = parse_ref)]
+    pub refs: Vec<Ref>,
+    /// Add each result's score (operator diagnostics; not part of the public shape).
+    #[arg(long)]
+    pub explain: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    #[arg(value_parser = parse_evidence_id)]
+    pub id: EvidenceId,
+    /// Why, kept in the lifecycle log.
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    #[arg(value_parser = parse_evidence_id)]
+    pub id: EvidenceId,
+}
+
+// clap needs plain `fn(&str) -> Result<T, String>`; the core's errors already name the
+// field, so their reason is the message.
+
+fn parse_stamp(field: &str, s: &str) -> Result<Timestamp, String> {
+    Timestamp::parse(field, s).map_err(|e| e.reason)
+}
+
+fn parse_observed_at(s: &str) -> Result<Timestamp, String> {
+    parse_stamp("observed_at", s)
+}
+
+fn parse_expires_at(s: &str) -> Result<Timestamp, String> {
+    parse_stamp("expires_at", s)
+}
+
+fn parse_since(s: &str) -> Result<Timestamp, String> {
+    parse_stamp("since", s)
+}
+
+fn parse_until(s: &str) -> Result<Timestamp, String> {
+    parse_stamp("until", s)
+}
+
+fn parse_order(s: &str) -> Result<Order, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+fn parse_source_type(s: &str) -> Result<SourceType, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+fn parse_authority(s: &str) -> Result<Authority, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+fn parse_scope(s: &str) -> Result<Scope, String> {
+    Scope::parse(s).map_err(|e| e.reason)
+}
+
+fn parse_ref(s: &str) -> Result<Ref, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+fn parse_evidence_id(s: &str) -> Result<EvidenceId, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}

@@ -1,0 +1,299 @@
+//! The `mnem` binary end to end: real processes on a real store file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Store {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Store {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("mnem.db");
+        Self { _dir: dir, path }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        mnem(Some(&self.path), args)
+    }
+
+    /// Runs a command that must succeed and returns its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "mnem {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut with_json = vec!["--json"];
+        with_json.extend_from_slice(args);
+        serde_json::from_str(&self.ok(&with_json)).expect("json stdout")
+    }
+
+    fn listing_len(&self) -> usize {
+        self.json(&["recall", "--limit", "50"])["results"]
+            .as_array()
+            .expect("results")
+            .len()
+    }
+}
+
+fn mnem(db: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnem"));
+    cmd.env_remove("MNEM_DB").env_remove("MNEM_TEAM");
+    if let Some(db) = db {
+        cmd.arg("--db").arg(db);
+    }
+    cmd.args(args).output().expect("run mnem")
+}
+
+#[test]
+fn remember_prints_an_id_that_recall_returns() {
+    let store = Store::new();
+    let id = store.ok(&["remember", "The deploy runbook lives in the wiki"]);
+    let id = id.trim();
+    assert_eq!(id.len(), 36, "a UUID: {id}");
+    let recalled = store.json(&["recall", "runbook"]);
+    assert_eq!(recalled["results"][0]["evidence_id"], id);
+    assert_eq!(
+        recalled["results"][0]["context"],
+        "The deploy runbook lives in the wiki"
+    );
+}
+
+#[test]
+fn json_recall_has_exactly_the_public_shape() {
+    let store = Store::new();
+    store.ok(&[
+        "remember",
+        "Quarterly budget approved",
+        "--kind",
+        "decision",
+        "--source",
+        "slack#finance",
+        "--observed-at",
+        "2024-03-01T09:30:00Z",
+    ]);
+    let recalled = store.json(&["recall", "budget"]);
+    let result = &recalled["results"][0];
+    let keys: Vec<&String> = result.as_object().expect("object").keys().collect();
+    assert_eq!(
+        keys,
+        ["evidence_id", "context", "observed_at", "source", "kind"]
+    );
+    assert_eq!(result["observed_at"], "2024-03-01T09:30:00.000000Z");
+    assert_eq!(result["source"], "slack#finance");
+    assert_eq!(result["kind"], "decision");
+    assert_eq!(
+        recalled.as_object().expect("object").len(),
+        1,
+        "only results"
+    );
+}
+
+#[test]
+fn explain_adds_scores_and_nothing_else_does() {
+    let store = Store::new();
+    store.ok(&["remember", "scored item"]);
+    let plain = store.json(&["recall", "scored"]);
+    assert!(plain["results"][0].get("score").is_none());
+    let explained = store.json(&["recall", "scored", "--explain"]);
+    let score = explained["results"][0]["score"].as_f64().expect("score");
+    assert!(score > 0.0 && score <= 1.0);
+}
+
+#[test]
+fn human_output_shows_context_and_id() {
+    let store = Store::new();
+    let id = store.ok(&["remember", "Coffee machine is on floor three"]);
+    let out = store.ok(&["recall", "coffee"]);
+    assert!(out.contains("Coffee machine is on floor three"), "{out}");
+    assert!(out.contains(id.trim()), "{out}");
+    assert!(store
+        .ok(&["recall", "tea"])
+        .contains("No matching evidence"));
+}
+
+#[test]
+fn selectors_reach_the_store() {
+    let store = Store::new();
+    store.ok(&[
+        "remember",
+        "note a",
+        "--kind",
+        "fact",
+        "--scope",
+        "acme/api",
+        "--observed-at",
+        "2024-01-01",
+    ]);
+    store.ok(&[
+        "remember",
+        "note b",
+        "--kind",
+        "decision",
+        "--scope",
+        "acme",
+        "--observed-at",
+        "2024-02-01",
+    ]);
+    store.ok(&[
+        "remember",
+        "note c",
+        "--ref",
+        "issue:X-1",
+        "--observed-at",
+        "2024-03-01",
+    ]);
+    let contexts = |args: &[&str]| -> Vec<String> {
+        store.json(args)["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|r| r["context"].as_str().expect("context").to_string())
+            .collect()
+    };
+    assert_eq!(contexts(&["recall", "note", "--kind", "fact"]), ["note a"]);
+    assert_eq!(
+        contexts(&[
+            "recall",
+            "note",
+            "--since",
+            "2024-02-01",
+            "--until",
+            "2024-03-01"
+        ]),
+        ["note b"]
+    );
+    assert_eq!(
+        contexts(&["recall", "note", "--scope", "acme/api"]),
+        ["note a"]
+    );
+    assert_eq!(
+        contexts(&["recall", "", "--scope", "acme/api", "--include-ancestors"]),
+        ["note a", "note b", "note c"]
+    );
+    assert_eq!(
+        contexts(&["recall", "note", "--ref", "issue:X-1"]),
+        ["note c"]
+    );
+    assert_eq!(
+        contexts(&["recall", "note", "--order", "recent", "--limit", "1"]),
+        ["note c"]
+    );
+    assert!(contexts(&["recall", "note", "--min-score", "1.5"]).is_empty());
+}
+
+#[test]
+fn delete_hides_evidence_and_a_second_delete_fails() {
+    let store = Store::new();
+    let id = store.ok(&["remember", "temporary plan"]);
+    let id = id.trim();
+    store.ok(&["delete", id, "--reason", "obsolete"]);
+    assert_eq!(store.listing_len(), 0);
+    let again = store.run(&["delete", id]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not found"));
+    let shown = store.json(&["show", id]);
+    assert_eq!(shown["evidence"]["state"], "retracted");
+    assert_eq!(shown["history"][1]["reason"], "obsolete");
+}
+
+#[test]
+fn teams_are_isolated_tenants() {
+    let store = Store::new();
+    store.ok(&["--team", "red", "remember", "red team secret"]);
+    store.ok(&["--team", "blue", "remember", "blue team secret"]);
+    let red = store.json(&["--team", "red", "recall", "secret"]);
+    assert_eq!(red["results"].as_array().expect("results").len(), 1);
+    assert_eq!(red["results"][0]["context"], "red team secret");
+}
+
+#[test]
+fn bad_input_gets_one_line_naming_the_field_and_writes_nothing() {
+    let store = Store::new();
+    store.ok(&["remember", "existing"]);
+    let oversized = "x".repeat(64 * 1024 + 1);
+    let cases: &[(&[&str], &str)] = &[
+        (&["recall", "x", "--order", "sideways"], "--order"),
+        (&["recall", "x", "--since", "last tuesday"], "--since"),
+        (&["recall", "x", "--limit", "0"], "limit"),
+        (&["recall", "x", "--min-score", "-1"], "min_score"),
+        (&["remember", ""], "content"),
+        (&["remember", "   "], "content"),
+        (&["remember", &oversized], "content"),
+        (
+            &["remember", "ok text", "--observed-at", "2024-13-45"],
+            "--observed-at",
+        ),
+        (
+            &["remember", "ok text", "--source-type", "rumour"],
+            "--source-type",
+        ),
+        (&["remember", "ok text", "--ref", "no-colon"], "--ref"),
+        (&["remember", "ok text", "--scope", "a//b"], "--scope"),
+        (&["delete", "not-a-uuid"], "<ID>"),
+        (&["--team", "", "remember", "ok text"], "team"),
+    ];
+    for (args, field) in cases {
+        let out = store.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "{args:?}: one line: {stderr}"
+        );
+        assert!(stderr.contains(field), "{args:?} names {field}: {stderr}");
+    }
+    assert_eq!(store.listing_len(), 1, "nothing was written");
+}
+
+#[test]
+fn without_db_the_store_lives_in_the_platform_data_dir() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let data = home.path().join("data");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mnem"))
+            .env_remove("MNEM_DB")
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", &data)
+            .args(args)
+            .output()
+            .expect("run mnem")
+    };
+    assert!(run(&["remember", "where do I live"]).status.success());
+    assert!(data.join("mnem").join("mnem.db").exists());
+    let out = run(&["recall", "live"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("where do I live"));
+}
+
+#[test]
+fn text_can_come_from_stdin() {
+    use std::io::Write;
+    let store = Store::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnem"))
+        .arg("--db")
+        .arg(&store.path)
+        .args(["remember", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"piped in from a file")
+        .expect("write");
+    assert!(child.wait_with_output().expect("wait").status.success());
+    assert_eq!(store.listing_len(), 1);
+}
