@@ -45,6 +45,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RememberArgs {
     /// The evidence text; `-` reads it from standard input.
+    #[arg(allow_hyphen_values = true)]
     pub text: String,
     /// A free label: fact, preference, decision, observation (default), …
     #[arg(long)]
@@ -82,7 +83,7 @@ pub struct RememberArgs {
 #[derive(Debug, Args)]
 pub struct RecallArgs {
     /// What to look for; empty lists evidence in order.
-    #[arg(default_value = "")]
+    #[arg(default_value = "", allow_hyphen_values = true)]
     pub query: String,
     #[arg(long, default_value_t = mnem_core::recall::DEFAULT_LIMIT)]
     pub limit: usize,

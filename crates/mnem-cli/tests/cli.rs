@@ -297,3 +297,14 @@ fn text_can_come_from_stdin() {
     assert!(child.wait_with_output().expect("wait").status.success());
     assert_eq!(store.listing_len(), 1);
 }
+
+#[test]
+fn text_starting_with_a_hyphen_is_text_not_a_flag() {
+    let store = Store::new();
+    store.ok(&["remember", "- a bulleted note", "--kind", "fact"]);
+    store.ok(&["remember", "-3 degrees outside"]);
+    let recalled = store.json(&["recall", "-bulleted note"]);
+    assert_eq!(recalled["results"][0]["context"], "- a bulleted note");
+    assert_eq!(recalled["results"][0]["kind"], "fact");
+    assert_eq!(store.listing_len(), 2);
+}
