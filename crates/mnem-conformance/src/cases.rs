@@ -165,6 +165,15 @@ pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
         &[&both],
         "the document sharing every term ranks first",
     );
+    want_order(
+        &fx.recall(RecallQuery {
+            limit: 1,
+            ..RecallQuery::text("postgres replication")
+        })
+        .await,
+        &[&both],
+        "limit 1 keeps the best match, not the newest",
+    );
     want_empty(
         &fx.recall(RecallQuery::text("kubernetes")).await,
         "a term no document has",
@@ -292,6 +301,16 @@ pub async fn scope_widened_read_adds_ancestors_never_siblings<
         &[&api, &acme, &root],
         "widened text recall",
     );
+    want_order(
+        &fx.recall(RecallQuery {
+            scope: Some(Scope::parse("acme/api").expect("scope")),
+            include_ancestors: true,
+            ..listing(1)
+        })
+        .await,
+        &[&api],
+        "limit 1 keeps the deepest scope, not the newest item",
+    );
 }
 
 pub async fn limit_applies_after_scope_resolution<S: EvidenceStore, Fut: Future<Output = S>>(
@@ -403,8 +422,9 @@ pub async fn limit_alongside_window_never_returns_short<
     for i in 0..4 {
         inside.push(fx.remember_at(&format!("incident review {i}"), i).await);
     }
-    for i in 10..16 {
-        // Newer and matching better: a limit applied before the window keeps these.
+    for i in (-6..0).chain(10..16) {
+        // Outside the window on both sides and matching better, the later ones newer: a
+        // limit applied before either bound of the window keeps some of these.
         fx.remember_at(&format!("incident incident review {i}"), i)
             .await;
     }
