@@ -10,6 +10,10 @@ use rusqlite::Connection;
 use crate::fts::match_expression;
 use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
 
+/// The narrow columns the candidate query filters and sorts on, before hydration.
+const SORT_COLUMNS: &str = "e.doc AS doc, e.scope_depth AS scope_depth, \
+     e.observed_at AS observed_at, e.evidence_id AS evidence_id";
+
 /// SQL text plus positional parameters, built together so they cannot drift apart.
 struct Statement {
     sql: String,
@@ -55,15 +59,14 @@ pub fn candidates(
         Some(expression) => {
             // bm25() is <= 0, more negative is better; its negation is the relevance.
             stmt.sql = format!(
-                "SELECT {EVIDENCE_COLUMNS}, -bm25(evidence_fts) AS relevance \
+                "SELECT {SORT_COLUMNS}, -bm25(evidence_fts) AS relevance \
                  FROM evidence_fts JOIN evidence e ON e.doc = evidence_fts.rowid \
                  WHERE evidence_fts MATCH ?"
             );
             stmt.params.push(Value::Text(expression.clone()));
         }
         None => {
-            stmt.sql =
-                format!("SELECT {EVIDENCE_COLUMNS}, NULL AS relevance FROM evidence e WHERE 1");
+            stmt.sql = format!("SELECT {SORT_COLUMNS}, NULL AS relevance FROM evidence e WHERE 1");
         }
     }
 
@@ -122,14 +125,24 @@ pub fn candidates(
         order_keys.push("relevance DESC");
     }
     if scope_filter.is_widened() {
-        order_keys.push("e.scope_depth DESC");
+        order_keys.push("scope_depth DESC");
     }
-    order_keys.extend(["e.observed_at DESC", "e.evidence_id ASC"]);
+    order_keys.extend(["observed_at DESC", "evidence_id ASC"]);
     stmt.sql
         .push_str(&format!(" ORDER BY {}", order_keys.join(", ")));
     stmt.push(" LIMIT ?", Value::Integer(query.candidate_pool() as i64));
 
-    let mut prepared = conn.prepare_cached(&stmt.sql)?;
+    // Filter and sort narrow rows, then hydrate only the rows that survived LIMIT:
+    // sorting full rows would carry every match's content through the sort.
+    let outer_order: Vec<String> = order_keys.iter().map(|key| format!("c.{key}")).collect();
+    let sql = format!(
+        "SELECT {EVIDENCE_COLUMNS}, c.relevance FROM ({inner}) c \
+         JOIN evidence e ON e.doc = c.doc JOIN evidence_content t ON t.doc = c.doc \
+         ORDER BY {outer}",
+        inner = stmt.sql,
+        outer = outer_order.join(", "),
+    );
+    let mut prepared = conn.prepare_cached(&sql)?;
     let rows = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| {
         Ok(Candidate {
             evidence: evidence_from_row(row)?,

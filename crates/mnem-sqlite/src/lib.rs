@@ -21,7 +21,7 @@ use mnem_store::{new_uuid_v7, validate_team_name, EvidenceStore, Result, StoreEr
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 pub use migrations::SCHEMA_VERSION;
-use rows::{evidence_from_row, UuidBytes, EVIDENCE_COLUMNS};
+use rows::{evidence_from_row, UuidBytes, EVIDENCE_COLUMNS, EVIDENCE_FROM};
 
 /// The profile `open_team` creates with a team and acts as.
 pub const DEFAULT_PROFILE: &str = "default";
@@ -253,16 +253,15 @@ fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
     let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
     let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
     tx.execute(
-        "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
-         source_type, source, authority, source_group, source_key, source_revision, labels, \
-         refs, scope, scope_depth, space, observed_at, recorded_at, expires_at, content_hash, \
-         state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
-         ?17, ?18, ?19, ?20, ?21)",
+        "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, kind, source_type, \
+         source, authority, source_group, source_key, source_revision, labels, refs, scope, \
+         scope_depth, space, observed_at, recorded_at, expires_at, content_hash, state) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+         ?18, ?19, ?20)",
         params![
             e.team.as_bytes(),
             e.id.as_bytes(),
             e.owner.as_bytes(),
-            e.content,
             e.kind,
             e.source_type.as_str(),
             e.source,
@@ -284,6 +283,11 @@ fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
     )
     .db()?;
     let doc = tx.last_insert_rowid();
+    tx.execute(
+        "INSERT INTO evidence_content (doc, content) VALUES (?1, ?2)",
+        params![doc, e.content],
+    )
+    .db()?;
     tx.execute(
         "INSERT INTO evidence_fts (rowid, content) VALUES (?1, ?2)",
         params![doc, e.content],
@@ -336,7 +340,7 @@ fn append_event(
 /// does not exist, belongs to another team, or is another profile's private evidence.
 fn visible_evidence(conn: &Connection, actor: &Actor, id: EvidenceId) -> Result<Evidence> {
     conn.prepare_cached(&format!(
-        "SELECT {EVIDENCE_COLUMNS} FROM evidence e \
+        "SELECT {EVIDENCE_COLUMNS} FROM {EVIDENCE_FROM} \
          WHERE e.team_id = ?1 AND e.evidence_id = ?2 \
          AND (e.space = 'team' OR e.owner_profile_id = ?3)"
     ))

@@ -7,11 +7,15 @@ use mnem_core::{Evidence, EvidenceId, ProfileId, Ref, Scope, TeamId, Timestamp};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::Row;
 
-/// Columns read by [`evidence_from_row`], in order, from a table aliased `e`.
-pub const EVIDENCE_COLUMNS: &str = "e.evidence_id, e.team_id, e.owner_profile_id, e.content, \
+/// Columns read by [`evidence_from_row`], in order, from `evidence e` joined with
+/// `evidence_content t`.
+pub const EVIDENCE_COLUMNS: &str = "e.evidence_id, e.team_id, e.owner_profile_id, t.content, \
      e.kind, e.source_type, e.source, e.authority, e.source_group, e.source_key, \
      e.source_revision, e.labels, e.refs, e.scope, e.space, e.observed_at, e.recorded_at, \
      e.expires_at, e.content_hash, e.state";
+
+/// The join that [`EVIDENCE_COLUMNS`] reads from.
+pub const EVIDENCE_FROM: &str = "evidence e JOIN evidence_content t ON t.doc = e.doc";
 
 /// Number of columns in [`EVIDENCE_COLUMNS`]; extra selected columns start here.
 pub const EVIDENCE_COLUMN_COUNT: usize = 20;

@@ -16,13 +16,13 @@ CREATE TABLE profiles (
     UNIQUE (team_id, name)
 ) STRICT;
 
--- `doc` is the rowid shared with evidence_fts (an external-content index).
+-- Metadata only: recall filters and sorts thousands of these rows per query, so they stay
+-- narrow (many per page). The text lives in evidence_content under the same `doc`.
 CREATE TABLE evidence (
     doc              INTEGER PRIMARY KEY,
     team_id          BLOB NOT NULL REFERENCES teams (team_id),
     evidence_id      BLOB NOT NULL,
     owner_profile_id BLOB NOT NULL,
-    content          TEXT NOT NULL,
     kind             TEXT NOT NULL,
     source_type      TEXT NOT NULL,
     source           TEXT NOT NULL,
@@ -42,6 +42,12 @@ CREATE TABLE evidence (
     state            TEXT NOT NULL,  -- current lifecycle state; the log below is the history
     UNIQUE (team_id, evidence_id),
     FOREIGN KEY (team_id, owner_profile_id) REFERENCES profiles (team_id, profile_id)
+) STRICT;
+
+-- Cold text, read only to hydrate selected results; also the FTS5 external content.
+CREATE TABLE evidence_content (
+    doc     INTEGER PRIMARY KEY REFERENCES evidence (doc),
+    content TEXT NOT NULL
 ) STRICT;
 
 CREATE INDEX evidence_listing ON evidence (team_id, state, observed_at DESC, evidence_id);
@@ -78,7 +84,7 @@ END;
 
 CREATE VIRTUAL TABLE evidence_fts USING fts5 (
     content,
-    content = 'evidence',
+    content = 'evidence_content',
     content_rowid = 'doc',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
