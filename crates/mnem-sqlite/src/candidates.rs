@@ -137,7 +137,8 @@ pub fn candidates(
     let outer_order: Vec<String> = order_keys.iter().map(|key| format!("c.{key}")).collect();
     let sql = format!(
         "SELECT {EVIDENCE_COLUMNS}, c.relevance FROM ({inner}) c \
-         JOIN evidence e ON e.doc = c.doc JOIN evidence_content t ON t.doc = c.doc \
+         JOIN evidence e ON e.doc = c.doc \
+         JOIN evidence_content t ON t.doc = c.doc AND t.team_id = e.team_id \
          ORDER BY {outer}",
         inner = stmt.sql,
         outer = outer_order.join(", "),

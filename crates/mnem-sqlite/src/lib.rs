@@ -284,8 +284,8 @@ fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
     .db()?;
     let doc = tx.last_insert_rowid();
     tx.execute(
-        "INSERT INTO evidence_content (doc, content) VALUES (?1, ?2)",
-        params![doc, e.content],
+        "INSERT INTO evidence_content (doc, team_id, content) VALUES (?1, ?2, ?3)",
+        params![doc, e.team.as_bytes(), e.content],
     )
     .db()?;
     tx.execute(

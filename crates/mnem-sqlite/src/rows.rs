@@ -15,7 +15,8 @@ pub const EVIDENCE_COLUMNS: &str = "e.evidence_id, e.team_id, e.owner_profile_id
      e.expires_at, e.content_hash, e.state";
 
 /// The join that [`EVIDENCE_COLUMNS`] reads from.
-pub const EVIDENCE_FROM: &str = "evidence e JOIN evidence_content t ON t.doc = e.doc";
+pub const EVIDENCE_FROM: &str =
+    "evidence e JOIN evidence_content t ON t.doc = e.doc AND t.team_id = e.team_id";
 
 /// Number of columns in [`EVIDENCE_COLUMNS`]; extra selected columns start here.
 pub const EVIDENCE_COLUMN_COUNT: usize = 20;

@@ -47,6 +47,7 @@ CREATE TABLE evidence (
 -- Cold text, read only to hydrate selected results; also the FTS5 external content.
 CREATE TABLE evidence_content (
     doc     INTEGER PRIMARY KEY REFERENCES evidence (doc),
+    team_id BLOB NOT NULL,
     content TEXT NOT NULL
 ) STRICT;
 
