@@ -6,6 +6,7 @@
 //! backend rank identically: they produce candidates, this crate decides their order.
 
 pub mod clock;
+pub mod embedding;
 pub mod error;
 pub mod evidence;
 pub mod ids;
@@ -16,6 +17,7 @@ pub mod stamp;
 pub mod text;
 
 pub use clock::{Clock, ManualClock};
+pub use embedding::EmbeddingContract;
 pub use error::ValidationError;
 pub use evidence::{
     Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType, Space,

@@ -1,0 +1,167 @@
+//! The built-in model: all-MiniLM-L6-v2 on candle, weights compiled into the binary (see
+//! models/all-minilm-l6-v2/PROVENANCE.md), so embedding works offline with no set-up.
+//!
+//! Throughput is decided by padding: a batch costs its longest member times its size, so
+//! texts are sorted by token count and cut into batches under a token budget; short
+//! texts never pay for a long neighbour.
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use mnem_core::embedding::l2_normalise;
+use mnem_core::EmbeddingContract;
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::{check_shape, EmbedError, Embedder};
+
+static WEIGHTS: &[u8] = include_bytes!("../../../models/all-minilm-l6-v2/model.f16.safetensors");
+static TOKENIZER: &[u8] = include_bytes!("../../../models/all-minilm-l6-v2/tokenizer.json");
+static CONFIG: &str = include_str!("../../../models/all-minilm-l6-v2/config.json");
+
+/// The model was trained on sequences of at most 256 word pieces; longer input is cut.
+pub const MAX_TOKENS: usize = 256;
+/// Padded tokens per forward pass: bounds memory and keeps batches cache-friendly.
+const BATCH_TOKEN_BUDGET: usize = 4096;
+const MAX_BATCH: usize = 64;
+
+pub struct MiniLm {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    contract: EmbeddingContract,
+}
+
+impl MiniLm {
+    pub fn builtin() -> Result<Self, EmbedError> {
+        let load = |what: &str, err: String| EmbedError::Load(format!("{what}: {err}"));
+        let device = Device::Cpu;
+        let config: Config =
+            serde_json::from_str(CONFIG).map_err(|e| load("config.json", e.to_string()))?;
+        // Stored as float16 to halve the binary; computed in float32.
+        let vb = VarBuilder::from_buffered_safetensors(WEIGHTS.to_vec(), DType::F32, &device)
+            .map_err(|e| load("weights", e.to_string()))?;
+        let model = BertModel::load(vb, &config).map_err(|e| load("model", e.to_string()))?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(TOKENIZER).map_err(|e| load("tokenizer.json", e.to_string()))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| load("tokenizer truncation", e.to_string()))?;
+        tokenizer.with_padding(None);
+        Ok(Self {
+            model,
+            tokenizer,
+            device,
+            contract: EmbeddingContract {
+                provider: "builtin".into(),
+                model: "all-MiniLM-L6-v2".into(),
+                dims: config.hidden_size,
+                normalization: "l2".into(),
+                version: 1,
+            },
+        })
+    }
+
+    /// Runs one padded batch and mean-pools over real tokens.
+    fn forward(&self, batch: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let width = batch.iter().map(Vec::len).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(batch.len() * width);
+        let mut mask = Vec::with_capacity(batch.len() * width);
+        for tokens in batch {
+            ids.extend(tokens.iter().copied());
+            ids.extend(std::iter::repeat_n(0u32, width - tokens.len()));
+            mask.extend(std::iter::repeat_n(1u32, tokens.len()));
+            mask.extend(std::iter::repeat_n(0u32, width - tokens.len()));
+        }
+        let shape = (batch.len(), width);
+        let ids = Tensor::from_vec(ids, shape, &self.device)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device)?;
+        let token_types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?;
+        let mut pooled: Vec<Vec<f32>> = summed.broadcast_div(&counts)?.to_vec2()?;
+        pooled.iter_mut().for_each(|v| l2_normalise(v));
+        Ok(pooled)
+    }
+}
+
+impl Embedder for MiniLm {
+    fn contract(&self) -> &EmbeddingContract {
+        &self.contract
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+        let tokens: Vec<Vec<u32>> = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
+        let mut order: Vec<usize> = (0..tokens.len()).collect();
+        order.sort_by_key(|&i| tokens[i].len());
+
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); tokens.len()];
+        let mut start = 0;
+        while start < order.len() {
+            // Sorted ascending, so the last member of a batch is its widest.
+            let mut end = start + 1;
+            while end < order.len()
+                && end - start < MAX_BATCH
+                && tokens[order[end]].len() * (end - start + 1) <= BATCH_TOKEN_BUDGET
+            {
+                end += 1;
+            }
+            let batch: Vec<Vec<u32>> = order[start..end].iter().map(|&i| tokens[i].clone()).collect();
+            let vectors = self
+                .forward(&batch)
+                .map_err(|e| EmbedError::Inference(e.to_string()))?;
+            for (&index, vector) in order[start..end].iter().zip(vectors) {
+                out[index] = vector;
+            }
+            start = end;
+        }
+        check_shape(&out, texts.len(), &self.contract)?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnem_core::embedding::dot;
+
+    #[test]
+    fn vectors_are_unit_length_with_the_contract_width() {
+        let model = MiniLm::builtin().unwrap();
+        let vectors = model.embed(&["hello world", "a much longer sentence about cats and dogs"]).unwrap();
+        assert_eq!(vectors.len(), 2);
+        for v in &vectors {
+            assert_eq!(v.len(), 384);
+            assert!((dot(v, v) - 1.0).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn batching_by_length_does_not_change_any_vector() {
+        let model = MiniLm::builtin().unwrap();
+        let long = "word ".repeat(400);
+        let texts = ["short", long.as_str(), "a medium length sentence here", "tiny"];
+        let together = model.embed(&texts).unwrap();
+        for (text, vector) in texts.iter().zip(&together) {
+            let alone = model.embed(&[text]).unwrap();
+            assert!(dot(&alone[0], vector) > 0.9999, "{text:?} changed when batched");
+        }
+    }
+
+    #[test]
+    fn a_paraphrase_is_closer_than_an_unrelated_sentence() {
+        let model = MiniLm::builtin().unwrap();
+        let v = model
+            .embed(&["The cat sits outside", "feline resting outdoors", "quarterly tax filing deadline"])
+            .unwrap();
+        assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]) + 0.2);
+    }
+}
