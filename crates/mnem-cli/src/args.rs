@@ -26,6 +26,33 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Embedding provider: the built-in local model, an OpenAI-compatible endpoint, or
+    /// none (lexical-only recall).
+    #[arg(long, global = true, env = "MNEM_EMBEDDER", default_value = "builtin", value_parser = ["builtin", "openai", "none"])]
+    pub embedder: String,
+
+    /// Base URL of the OpenAI-compatible endpoint (without /v1).
+    #[arg(
+        long,
+        global = true,
+        env = "MNEM_EMBED_URL",
+        default_value = "https://api.openai.com"
+    )]
+    pub embed_url: String,
+
+    /// Model name sent to the OpenAI-compatible endpoint.
+    #[arg(
+        long,
+        global = true,
+        env = "MNEM_EMBED_MODEL",
+        default_value = "text-embedding-3-small"
+    )]
+    pub embed_model: String,
+
+    /// Vector width the OpenAI-compatible model returns.
+    #[arg(long, global = true, env = "MNEM_EMBED_DIMS", default_value_t = 1536)]
+    pub embed_dims: usize,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -40,6 +67,10 @@ pub enum Command {
     Delete(DeleteArgs),
     /// Show one evidence record with its lifecycle history.
     Show(ShowArgs),
+    /// Search freshness, the embedding contract, and the last degraded branch.
+    Status,
+    /// Re-embed every document with the active embedder (needed to switch models).
+    Reindex,
 }
 
 #[derive(Debug, Args)]
@@ -110,7 +141,14 @@ pub struct RecallArgs {
     /// Only evidence carrying one of these refs (repeatable).
     #[arg(long = "ref", value_name = "KIND:ID", value_parser = parse_ref)]
     pub refs: Vec<Ref>,
-    /// Add each result's score (operator diagnostics; not part of the public shape).
+    /// Byte budget for all returned contexts together.
+    #[arg(long, default_value_t = mnem_core::recall::DEFAULT_CONTEXT_BYTES)]
+    pub context_bytes: usize,
+    /// Read time hints ("yesterday") as of this instant instead of now (replays).
+    #[arg(long, value_parser = parse_request_time)]
+    pub request_time: Option<Timestamp>,
+    /// Add each result's score and its components (operator diagnostics; not part of
+    /// the public shape).
     #[arg(long)]
     pub explain: bool,
 }
@@ -151,6 +189,10 @@ fn parse_since(s: &str) -> Result<Timestamp, String> {
 
 fn parse_until(s: &str) -> Result<Timestamp, String> {
     parse_stamp("until", s)
+}
+
+fn parse_request_time(s: &str) -> Result<Timestamp, String> {
+    parse_stamp("request_time", s)
 }
 
 fn parse_order(s: &str) -> Result<Order, String> {

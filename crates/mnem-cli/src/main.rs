@@ -12,8 +12,10 @@ use std::sync::Arc;
 use clap::error::ErrorKind;
 use clap::Parser;
 use mnem_core::{NewEvidence, RecallQuery, Scope, Space};
+use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
+use mnem_service::{Memory, ServiceError};
 use mnem_sqlite::SqliteStore;
-use mnem_store::{recall, EvidenceStore, StoreError, SystemClock};
+use mnem_store::{EvidenceStore, StoreError, SystemClock};
 
 use args::{Cli, Command, RecallArgs, RememberArgs};
 
@@ -27,6 +29,15 @@ impl From<StoreError> for Failure {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Invalid(invalid) => Failure::Input(invalid.to_string()),
+            other => Failure::Runtime(other.to_string()),
+        }
+    }
+}
+
+impl From<ServiceError> for Failure {
+    fn from(err: ServiceError) -> Self {
+        match err {
+            ServiceError::Store(store) => store.into(),
             other => Failure::Runtime(other.to_string()),
         }
     }
@@ -108,20 +119,27 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Remember(args) => Some(read_text(&args.text)?),
         _ => None,
     };
-    let path = store_path(cli.db)?;
+    let path = store_path(cli.db.clone())?;
     let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
     let actor = store.open_team(&cli.team).await?;
     tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
     match cli.command {
-        Command::Remember(args) => {
+        Command::Remember(ref args) => {
+            let memory = Memory::open(store, embedder(&cli)?).await?;
             let text = remember_text.unwrap_or_default();
-            let evidence = store.remember(&actor, new_evidence(text, args)).await?;
+            let evidence = memory.remember(&actor, new_evidence(text, args)).await?;
             render::remembered(&evidence, cli.json);
+            // The write is committed; compute its vector before this process exits.
+            let report = memory.embed_pending().await?;
+            tracing::debug!(?report, "embedded pending documents");
         }
-        Command::Recall(args) => {
+        Command::Recall(ref args) => {
+            let needs_vectors = !args.query.trim().is_empty();
+            let provider = if needs_vectors { embedder(&cli)? } else { None };
+            let memory = Memory::open(store, provider).await?;
             let explain = args.explain;
-            let hits = recall(&store, &actor, recall_query(args)).await?;
-            render::recalled(&hits, cli.json, explain);
+            let recall = memory.recall(&actor, recall_query(args)).await?;
+            render::recalled(&recall.hits, cli.json, explain);
         }
         Command::Delete(args) => {
             store.retract(&actor, args.id, args.reason).await?;
@@ -132,8 +150,32 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let history = store.history(&actor, args.id).await?;
             render::shown(&evidence, &history, cli.json);
         }
+        Command::Status => {
+            let memory = Memory::unchecked(store, embedder(&cli)?);
+            render::status(&memory.status().await?, cli.json);
+        }
+        Command::Reindex => {
+            let memory = Memory::unchecked(store, embedder(&cli)?);
+            let report = memory.reindex().await?;
+            render::reindexed(&report, cli.json);
+        }
     }
     Ok(())
+}
+
+/// The configured embedding provider; `None` for `--embedder none`.
+fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>, Failure> {
+    let choice = match cli.embedder.as_str() {
+        "none" => ProviderChoice::None,
+        "openai" => ProviderChoice::OpenAi(OpenAiConfig {
+            base_url: cli.embed_url.clone(),
+            model: cli.embed_model.clone(),
+            dims: cli.embed_dims,
+            api_key: std::env::var("MNEM_EMBED_API_KEY").ok(),
+        }),
+        _ => ProviderChoice::Builtin,
+    };
+    mnem_embed::build(&choice).map_err(|err| Failure::Runtime(err.to_string()))
 }
 
 fn read_text(text: &str) -> Result<String, Failure> {
@@ -159,18 +201,18 @@ fn store_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {
     Ok(dir.join("mnem.db"))
 }
 
-fn new_evidence(text: String, args: RememberArgs) -> NewEvidence {
+fn new_evidence(text: String, args: &RememberArgs) -> NewEvidence {
     let mut new = NewEvidence::new(text);
-    new.kind = args.kind;
-    new.source = args.source;
+    new.kind = args.kind.clone();
+    new.source = args.source.clone();
     new.source_type = args.source_type;
     new.authority = args.authority;
-    new.source_group = args.source_group;
-    new.scope = args.scope.unwrap_or_else(Scope::root);
+    new.source_group = args.source_group.clone();
+    new.scope = args.scope.clone().unwrap_or_else(Scope::root);
     new.observed_at = args.observed_at;
     new.expires_at = args.expires_at;
-    new.refs = args.refs;
-    new.labels = args.labels;
+    new.refs = args.refs.clone();
+    new.labels = args.labels.clone();
     new.space = if args.private {
         Space::Private
     } else {
@@ -179,17 +221,19 @@ fn new_evidence(text: String, args: RememberArgs) -> NewEvidence {
     new
 }
 
-fn recall_query(args: RecallArgs) -> RecallQuery {
+fn recall_query(args: &RecallArgs) -> RecallQuery {
     RecallQuery {
-        query: args.query,
-        kinds: args.kinds,
+        query: args.query.clone(),
+        kinds: args.kinds.clone(),
         since: args.since,
         until: args.until,
         min_score: args.min_score,
         order: args.order,
         limit: args.limit,
-        scope: args.scope,
+        scope: args.scope.clone(),
         include_ancestors: args.include_ancestors,
-        refs: args.refs,
+        refs: args.refs.clone(),
+        context_bytes: args.context_bytes,
+        request_time: args.request_time,
     }
 }

@@ -118,7 +118,7 @@ fn human_output_shows_context_and_id() {
     assert!(out.contains("Coffee machine is on floor three"), "{out}");
     assert!(out.contains(id.trim()), "{out}");
     assert!(store
-        .ok(&["recall", "tea"])
+        .ok(&["recall", "coffee", "--kind", "rumour"])
         .contains("No matching evidence"));
 }
 

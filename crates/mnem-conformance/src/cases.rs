@@ -7,7 +7,7 @@ use mnem_core::{
     Authority, Evidence, LifecycleState, ManualClock, NewEvidence, Order, RecallQuery, Ref, Scope,
     Score, SourceType, Timestamp,
 };
-use mnem_store::{EvidenceStore, StoreError};
+use mnem_store::{EvidenceStore, SearchIndex, StoreError};
 
 use crate::helpers::{
     listing, want_empty, want_increasing_stamps, want_order, want_set, Fixture, START,
@@ -22,7 +22,7 @@ const FILLER: &[&str] = &[
     "new coffee machine on floor three",
 ];
 
-async fn with_filler<S: EvidenceStore>(fx: &Fixture<S>) {
+async fn with_filler<S: EvidenceStore + SearchIndex + Clone>(fx: &Fixture<S>) {
     for text in FILLER {
         fx.remember(text).await;
     }
@@ -113,7 +113,10 @@ fn shaped(content: &str) -> NewEvidence {
     new
 }
 
-pub async fn write_then_recall_finds_it<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn write_then_recall_finds_it<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -131,7 +134,10 @@ pub async fn write_then_recall_finds_it<S: EvidenceStore, Fut: Future<Output = S
     );
 }
 
-pub async fn listing_returns_everything_newest_first<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn listing_returns_everything_newest_first<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -148,7 +154,7 @@ pub async fn listing_returns_everything_newest_first<S: EvidenceStore, Fut: Futu
 }
 
 pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -180,7 +186,10 @@ pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
     );
 }
 
-pub async fn query_text_is_never_fts_syntax<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn query_text_is_never_fts_syntax<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -203,7 +212,10 @@ pub async fn query_text_is_never_fts_syntax<S: EvidenceStore, Fut: Future<Output
         "'single'",
         "NEAR(alpha beta, 2)",
     ] {
-        let result = mnem_store::recall(&fx.store, &fx.actor, RecallQuery::text(hostile)).await;
+        let result = fx
+            .memory
+            .recall(&fx.actor, RecallQuery::text(hostile))
+            .await;
         assert!(
             result.is_ok(),
             "query {hostile:?} failed: {:?}",
@@ -227,7 +239,7 @@ pub async fn query_text_is_never_fts_syntax<S: EvidenceStore, Fut: Future<Output
 }
 
 pub async fn scope_exact_read_excludes_ancestors_descendants_and_siblings<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -264,7 +276,7 @@ pub async fn scope_exact_read_excludes_ancestors_descendants_and_siblings<
 }
 
 pub async fn scope_widened_read_adds_ancestors_never_siblings<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -313,7 +325,10 @@ pub async fn scope_widened_read_adds_ancestors_never_siblings<
     );
 }
 
-pub async fn limit_applies_after_scope_resolution<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn limit_applies_after_scope_resolution<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -350,7 +365,10 @@ pub async fn limit_applies_after_scope_resolution<S: EvidenceStore, Fut: Future<
     );
 }
 
-pub async fn kinds_select_a_union<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn kinds_select_a_union<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -381,7 +399,7 @@ pub async fn kinds_select_a_union<S: EvidenceStore, Fut: Future<Output = S>>(
 }
 
 pub async fn window_is_half_open_and_partitions_without_loss_or_double_count<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -412,7 +430,7 @@ pub async fn window_is_half_open_and_partitions_without_loss_or_double_count<
 }
 
 pub async fn limit_alongside_window_never_returns_short<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -452,7 +470,7 @@ pub async fn limit_alongside_window_never_returns_short<
 }
 
 pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -478,7 +496,7 @@ pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<
 }
 
 pub async fn floor_above_one_empties_and_floor_zero_keeps_all<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -518,7 +536,7 @@ pub async fn floor_above_one_empties_and_floor_zero_keeps_all<
 }
 
 pub async fn listing_scores_one_because_it_cannot_rank<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -536,7 +554,10 @@ pub async fn listing_scores_one_because_it_cannot_rank<
     assert!(hits.iter().all(|h| h.score == Score::UNRANKED));
 }
 
-pub async fn score_is_per_read_and_never_persists<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn score_is_per_read_and_never_persists<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -555,9 +576,9 @@ pub async fn score_is_per_read_and_never_persists<S: EvidenceStore, Fut: Future<
         fx.recall(RecallQuery::text("gpu cluster quota training"))
             .await,
     );
-    assert!(
-        strong > weak,
-        "the same record scores per query: {strong} vs {weak}"
+    assert_ne!(
+        strong, weak,
+        "the same record is scored afresh for each query"
     );
     let listed = score_for(fx.recall(listing(10)).await);
     assert_eq!(listed, 1.0, "a listing recomputes; nothing was stored");
@@ -569,7 +590,7 @@ pub async fn score_is_per_read_and_never_persists<S: EvidenceStore, Fut: Future<
 }
 
 pub async fn recent_order_is_newest_first_regardless_of_score<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -601,7 +622,7 @@ pub async fn recent_order_is_newest_first_regardless_of_score<
 }
 
 pub async fn retracted_evidence_is_hidden_from_every_recall_shape<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -620,7 +641,10 @@ pub async fn retracted_evidence_is_hidden_from_every_recall_shape<
     }
 }
 
-pub async fn second_retract_is_not_found<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn second_retract_is_not_found<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -637,7 +661,7 @@ pub async fn second_retract_is_not_found<S: EvidenceStore, Fut: Future<Output = 
 }
 
 pub async fn retraction_appends_to_the_log_and_keeps_the_row<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -664,7 +688,10 @@ pub async fn retraction_appends_to_the_log_and_keeps_the_row<
     assert_eq!(row.content, item.content);
 }
 
-pub async fn provenance_round_trips<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn provenance_round_trips<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -711,7 +738,7 @@ pub async fn provenance_round_trips<S: EvidenceStore, Fut: Future<Output = S>>(
 }
 
 pub async fn stamps_round_trip_at_microsecond_precision<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -738,7 +765,10 @@ pub async fn stamps_round_trip_at_microsecond_precision<
     );
 }
 
-pub async fn refs_match_any_of_and_need_kind_and_id<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn refs_match_any_of_and_need_kind_and_id<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -789,7 +819,7 @@ pub async fn refs_match_any_of_and_need_kind_and_id<S: EvidenceStore, Fut: Futur
 }
 
 pub async fn expired_evidence_is_hidden_from_every_recall_shape_and_still_retractable<
-    S: EvidenceStore,
+    S: EvidenceStore + SearchIndex + Clone,
     Fut: Future<Output = S>,
 >(
     open: impl Fn(Arc<ManualClock>) -> Fut,
@@ -811,7 +841,7 @@ pub async fn expired_evidence_is_hidden_from_every_recall_shape_and_still_retrac
         .expect("expired evidence can still be retracted");
 }
 
-pub async fn teams_never_cross<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn teams_never_cross<S: EvidenceStore + SearchIndex + Clone, Fut: Future<Output = S>>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;
@@ -855,7 +885,10 @@ pub async fn teams_never_cross<S: EvidenceStore, Fut: Future<Output = S>>(
     assert_eq!(again, other, "a team name resolves to the same team");
 }
 
-pub async fn invalid_write_stores_nothing<S: EvidenceStore, Fut: Future<Output = S>>(
+pub async fn invalid_write_stores_nothing<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
     open: impl Fn(Arc<ManualClock>) -> Fut,
 ) {
     let fx = Fixture::open(open).await;

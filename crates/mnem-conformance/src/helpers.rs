@@ -10,20 +10,33 @@ use std::sync::Arc;
 use mnem_core::{
     Actor, Evidence, EvidenceId, ManualClock, NewEvidence, RecallHit, RecallQuery, Timestamp,
 };
-use mnem_store::{recall, EvidenceStore};
+use mnem_embed::Embedder;
+use mnem_service::Memory;
+use mnem_store::{EvidenceStore, SearchIndex};
 
 /// 2024-01-01T00:00:00Z: every case starts its clock here.
 pub const START: Timestamp = Timestamp::from_seconds(1_704_067_200);
 
-/// A fresh store, its hand-driven clock (one millisecond per reading) and a team.
+/// A fresh store behind the service layer, its hand-driven clock (one millisecond per
+/// reading) and a team.
 pub struct Fixture<S> {
+    pub memory: Memory<S>,
     pub store: S,
     pub clock: Arc<ManualClock>,
     pub actor: Actor,
 }
 
-impl<S: EvidenceStore> Fixture<S> {
+impl<S: EvidenceStore + SearchIndex + Clone> Fixture<S> {
+    /// Lexical-only: the contract rules hold with no embedding provider at all.
     pub async fn open<F, Fut>(open: F) -> Self
+    where
+        F: Fn(Arc<ManualClock>) -> Fut,
+        Fut: Future<Output = S>,
+    {
+        Self::open_with(open, None).await
+    }
+
+    pub async fn open_with<F, Fut>(open: F, embedder: Option<Arc<dyn Embedder>>) -> Self
     where
         F: Fn(Arc<ManualClock>) -> Fut,
         Fut: Future<Output = S>,
@@ -31,11 +44,20 @@ impl<S: EvidenceStore> Fixture<S> {
         let clock = Arc::new(ManualClock::new(START, 1_000));
         let store = open(Arc::clone(&clock)).await;
         let actor = store.open_team("conformance").await.expect("open team");
+        let memory = Memory::open(store.clone(), embedder)
+            .await
+            .expect("open memory");
         Self {
+            memory,
             store,
             clock,
             actor,
         }
+    }
+
+    /// Runs the embedding worker until nothing is pending.
+    pub async fn embed_pending(&self) {
+        self.memory.embed_pending().await.expect("embed pending");
     }
 
     pub async fn remember(&self, content: &str) -> Evidence {
@@ -61,7 +83,7 @@ impl<S: EvidenceStore> Fixture<S> {
     }
 
     pub async fn recall_as(&self, actor: &Actor, query: RecallQuery) -> Vec<RecallHit> {
-        recall(&self.store, actor, query).await.expect("recall")
+        self.memory.recall(actor, query).await.expect("recall").hits
     }
 }
 

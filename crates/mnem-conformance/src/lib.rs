@@ -16,6 +16,7 @@
 
 pub mod cases;
 pub mod helpers;
+pub mod vector_cases;
 
 pub use helpers::Fixture;
 
@@ -56,6 +57,23 @@ macro_rules! conformance_suite {
             #[tokio::test]
             async fn $case() {
                 $crate::cases::$case($open).await;
+            }
+        )*
+        mod vector_branch {
+            use super::*;
+            $crate::conformance_suite!(@vector_cases $open;
+                paraphrase_without_shared_words_is_found_first,
+                writes_are_searchable_before_their_vectors_exist,
+                vector_branch_applies_every_eligibility_rule,
+                vectors_under_another_contract_are_never_used,
+            );
+        }
+    };
+    (@vector_cases $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                $crate::vector_cases::$case($open).await;
             }
         )*
     };

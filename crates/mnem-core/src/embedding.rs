@@ -19,6 +19,16 @@ pub struct EmbeddingContract {
     pub version: u32,
 }
 
+impl EmbeddingContract {
+    /// A stable one-line identity, stored beside every vector made under this contract.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{}/{}/v{}",
+            self.provider, self.model, self.dims, self.normalization, self.version
+        )
+    }
+}
+
 impl fmt::Display for EmbeddingContract {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -5,15 +5,18 @@
 //! network or a random source; callers hand it stamps and ids. That is what lets every
 //! backend rank identically: they produce candidates, this crate decides their order.
 
+pub mod anchors;
 pub mod clock;
 pub mod embedding;
 pub mod error;
 pub mod evidence;
 pub mod ids;
 pub mod order;
+pub mod pipeline;
 pub mod recall;
 pub mod score;
 pub mod stamp;
+pub mod temporal;
 pub mod text;
 
 pub use clock::{Clock, ManualClock};
@@ -24,8 +27,10 @@ pub use evidence::{
 };
 pub use ids::{Actor, EvidenceId, ProfileId, TeamId};
 pub use order::{compare_hits, sort_hits};
-pub use recall::{
-    rank, Candidate, Order, PublicRecall, PublicResult, RecallHit, RecallQuery, ScopeFilter,
+pub use pipeline::{
+    rank, Branch, BranchCandidates, RankingProfile, RecallHit, RecallPlan, ScoreComponents,
+    DEFAULT_PROFILE,
 };
+pub use recall::{Candidate, Order, PublicRecall, PublicResult, RecallQuery, ScopeFilter};
 pub use score::Score;
 pub use stamp::Timestamp;

@@ -42,16 +42,19 @@ mod tests {
         let mut new = NewEvidence::new("x");
         new.scope = Scope::parse(scope).unwrap();
         new.observed_at = Some(Timestamp::from_seconds(observed));
+        let evidence = new
+            .into_evidence(
+                EvidenceId(Uuid::from_u128(id)),
+                TeamId(Uuid::nil()),
+                ProfileId(Uuid::nil()),
+                Timestamp::from_seconds(observed),
+            )
+            .unwrap();
         RecallHit {
-            evidence: new
-                .into_evidence(
-                    EvidenceId(Uuid::from_u128(id)),
-                    TeamId(Uuid::nil()),
-                    ProfileId(Uuid::nil()),
-                    Timestamp::from_seconds(observed),
-                )
-                .unwrap(),
+            context: evidence.content.clone(),
+            evidence,
             score: Score::from_relevance(score),
+            components: Default::default(),
         }
     }
 

@@ -1,28 +1,24 @@
 //! The recall contract (SPEC §2, seed 003): the query, its validation, the candidates a
-//! backend returns, and [`rank`], the one place candidates become ordered results.
+//! backend returns, and the public result shape. Ranking is in [`crate::pipeline`].
 
-use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::normalise_kind;
-use crate::order::sort_hits;
+use crate::pipeline::RecallHit;
 use crate::text::query_terms;
 use crate::{
-    Actor, Evidence, EvidenceId, LifecycleState, Ref, Scope, Score, Space, Timestamp,
-    ValidationError,
+    Actor, Evidence, EvidenceId, LifecycleState, Ref, Scope, Space, Timestamp, ValidationError,
 };
 
 pub const MAX_QUERY_CHARS: usize = 512;
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 50;
 pub const MAX_KINDS: usize = 32;
-/// A text recall in `recent` order with a score floor reads this many of its most recent
-/// matches: the floor cannot be pushed into a backend's recency-ordered query, so the
-/// pool is bounded rather than every document sharing one word with the query.
-pub const RECENT_FLOORED_POOL: usize = 500;
+pub const DEFAULT_CONTEXT_BYTES: usize = 6_000;
+pub const MAX_CONTEXT_BYTES: usize = 1_000_000;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -104,6 +100,11 @@ pub struct RecallQuery {
     pub include_ancestors: bool,
     /// Any-of: an item matches if it carries one of these refs (kind and id both equal).
     pub refs: Vec<Ref>,
+    /// Byte budget for all returned contexts together.
+    pub context_bytes: usize,
+    /// The instant time hints ("yesterday") are read against; defaults to the recall's
+    /// clock reading. Benchmarks set it to replay history.
+    pub request_time: Option<Timestamp>,
 }
 
 impl Default for RecallQuery {
@@ -119,6 +120,8 @@ impl Default for RecallQuery {
             scope: None,
             include_ancestors: false,
             refs: Vec::new(),
+            context_bytes: DEFAULT_CONTEXT_BYTES,
+            request_time: None,
         }
     }
 }
@@ -180,6 +183,12 @@ impl RecallQuery {
                 "needs a scope to widen",
             ));
         }
+        if self.context_bytes == 0 || self.context_bytes > MAX_CONTEXT_BYTES {
+            return Err(ValidationError::new(
+                "context_bytes",
+                format!("must be between 1 and {MAX_CONTEXT_BYTES}"),
+            ));
+        }
         self.refs = Ref::canonical(self.refs, "refs")?;
         Ok(self)
     }
@@ -202,24 +211,9 @@ impl RecallQuery {
         self.query.is_empty()
     }
 
-    /// How many candidates a backend must return for [`rank`] to produce the exact
-    /// answer. Backends apply every filter in their own query and return candidates in
-    /// the order `rank` imposes (by relevance for a relevance recall with text, otherwise
-    /// by the order contract's recency keys), so `limit` is exact, and the floor only
-    /// ever cuts from the tail of a relevance order. The one inexact case is a floor on a
-    /// `recent` text recall, which re-checks a bounded pool of the most recent matches.
-    pub fn candidate_pool(&self) -> usize {
-        let floored = self.min_score.is_some_and(|floor| floor > Score::FLOOR);
-        if !self.is_listing() && self.order == Order::Recent && floored {
-            RECENT_FLOORED_POOL.max(self.limit)
-        } else {
-            self.limit
-        }
-    }
-
     /// Whether `evidence` satisfies every eligibility rule and selector of this query at
-    /// `now` for `actor`. Backends push the same rules into their own queries; `rank`
-    /// re-checks, so a backend bug cannot leak an ineligible row.
+    /// `now` for `actor`. Backends push the same rules into their own queries; the
+    /// pipeline re-checks, so a backend bug cannot leak an ineligible row.
     pub fn admits(&self, evidence: &Evidence, actor: &Actor, now: Timestamp) -> bool {
         evidence.team == actor.team
             && evidence.state == LifecycleState::Current
@@ -234,51 +228,12 @@ impl RecallQuery {
 }
 
 /// What a backend branch hands the core: an eligible evidence record and the branch's raw
-/// relevance (non-negative, larger is better, unbounded), or `None` when the branch cannot
-/// rank (a listing).
+/// relevance (larger is better), or `None` when the branch cannot rank (a listing).
+/// Branches return candidates best first; fusion uses the position, not the number.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub evidence: Evidence,
     pub relevance: Option<f64>,
-}
-
-/// A ranked result: the evidence and its read-side score.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecallHit {
-    pub evidence: Evidence,
-    pub score: Score,
-}
-
-/// Turns a backend's candidates into the contract's answer: normalise scores, drop
-/// anything ineligible or below the floor, keep each evidence id once, order with the
-/// shared ordering function, then apply `limit` last.
-pub fn rank(
-    candidates: Vec<Candidate>,
-    query: &RecallQuery,
-    actor: &Actor,
-    now: Timestamp,
-) -> Vec<RecallHit> {
-    let mut seen: HashSet<EvidenceId> = HashSet::with_capacity(candidates.len());
-    let mut hits: Vec<RecallHit> = candidates
-        .into_iter()
-        .filter(|c| {
-            let eligible = query.admits(&c.evidence, actor, now);
-            debug_assert!(eligible, "backend returned an ineligible candidate");
-            eligible && seen.insert(c.evidence.id)
-        })
-        .map(|c| RecallHit {
-            score: c.relevance.map_or(Score::UNRANKED, Score::from_relevance),
-            evidence: c.evidence,
-        })
-        .filter(|hit| {
-            query
-                .min_score
-                .is_none_or(|floor| hit.score.value() >= floor)
-        })
-        .collect();
-    sort_hits(&mut hits, query.order, query.scope_filter().is_widened());
-    hits.truncate(query.limit);
-    hits
 }
 
 /// One result in the public shape: the context and the handles a client needs, and
@@ -301,7 +256,7 @@ impl From<&RecallHit> for PublicResult {
     fn from(hit: &RecallHit) -> Self {
         Self {
             evidence_id: hit.evidence.id,
-            context: hit.evidence.content.clone(),
+            context: hit.context.clone(),
             observed_at: hit.evidence.observed_at.to_rfc3339(),
             source: hit.evidence.source.clone(),
             kind: hit.evidence.kind.clone(),
@@ -320,15 +275,11 @@ impl PublicRecall {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{NewEvidence, ProfileId, TeamId};
+    use crate::{NewEvidence, ProfileId, Score, TeamId};
     use uuid::Uuid;
 
     const TEAM: TeamId = TeamId(Uuid::from_u128(1));
     const OWNER: ProfileId = ProfileId(Uuid::from_u128(2));
-    const ACTOR: Actor = Actor {
-        team: TEAM,
-        profile: OWNER,
-    };
 
     fn candidate(id: u128, observed: i64, relevance: Option<f64>) -> Candidate {
         let mut new = NewEvidence::new(format!("item {id}"));
@@ -344,60 +295,6 @@ mod tests {
                 .unwrap(),
             relevance,
         }
-    }
-
-    fn ids(hits: &[RecallHit]) -> Vec<u128> {
-        hits.iter().map(|h| h.evidence.id.0.as_u128()).collect()
-    }
-
-    #[test]
-    fn limit_applies_after_the_floor() {
-        let candidates = vec![
-            candidate(1, 10, Some(0.01)),
-            candidate(2, 11, Some(9.0)),
-            candidate(3, 12, Some(4.0)),
-        ];
-        let query = RecallQuery {
-            min_score: Some(0.5),
-            limit: 2,
-            ..RecallQuery::text("x")
-        };
-        assert_eq!(
-            ids(&rank(
-                candidates,
-                &query,
-                &ACTOR,
-                Timestamp::from_seconds(100)
-            )),
-            vec![2, 3]
-        );
-    }
-
-    #[test]
-    fn unranked_candidates_score_one_so_a_zero_floor_keeps_them() {
-        let query = RecallQuery {
-            min_score: Some(0.0),
-            ..RecallQuery::default()
-        };
-        let hits = rank(
-            vec![candidate(1, 10, None)],
-            &query,
-            &ACTOR,
-            Timestamp::from_seconds(100),
-        );
-        assert_eq!(hits[0].score, Score::UNRANKED);
-    }
-
-    #[test]
-    fn each_evidence_id_is_ranked_once() {
-        let candidates = vec![candidate(1, 10, Some(1.0)), candidate(1, 10, Some(2.0))];
-        let hits = rank(
-            candidates,
-            &RecallQuery::text("x"),
-            &ACTOR,
-            Timestamp::from_seconds(100),
-        );
-        assert_eq!(ids(&hits), vec![1]);
     }
 
     #[test]
@@ -454,9 +351,12 @@ mod tests {
 
     #[test]
     fn public_shape_has_exactly_the_contract_fields() {
+        let evidence = candidate(7, 10, None).evidence;
         let hit = RecallHit {
-            evidence: candidate(7, 10, None).evidence,
+            context: evidence.content.clone(),
+            evidence,
             score: Score::UNRANKED,
+            components: Default::default(),
         };
         let json = serde_json::to_value(PublicRecall::from_hits(&[hit])).unwrap();
         let mut keys: Vec<&str> = json["results"][0]

@@ -31,6 +31,15 @@ impl Score {
         Self(mapped.clamp(Self::FLOOR, 1.0))
     }
 
+    /// A value already on the unit scale (a normalised fusion score), clamped into
+    /// (0, 1].
+    pub fn from_unit(value: f64) -> Self {
+        if value.is_nan() {
+            return Self(Self::FLOOR);
+        }
+        Self(value.clamp(Self::FLOOR, 1.0))
+    }
+
     /// SQLite FTS5's `bm25()` is ≤ 0, more negative meaning a better match; the contract
     /// maps it by −b/(1−b), which is [`Score::from_relevance`] of −b.
     pub fn from_bm25(bm25: f64) -> Self {

@@ -11,8 +11,8 @@ mod openai;
 
 use std::sync::Arc;
 
-pub use mnem_core::EmbeddingContract;
 pub use minilm::MiniLm;
+pub use mnem_core::EmbeddingContract;
 pub use openai::{OpenAiCompatible, OpenAiConfig};
 use thiserror::Error;
 
@@ -24,7 +24,9 @@ pub enum EmbedError {
     Inference(String),
     #[error("embedding provider {endpoint} unavailable: {reason}")]
     Unavailable { endpoint: String, reason: String },
-    #[error("embedding provider returned {got} vectors of {dims} dims; expected {want} of {want_dims}")]
+    #[error(
+        "embedding provider returned {got} vectors of {dims} dims; expected {want} of {want_dims}"
+    )]
     Shape {
         got: usize,
         dims: usize,

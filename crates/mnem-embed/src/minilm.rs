@@ -114,7 +114,10 @@ impl Embedder for MiniLm {
             {
                 end += 1;
             }
-            let batch: Vec<Vec<u32>> = order[start..end].iter().map(|&i| tokens[i].clone()).collect();
+            let batch: Vec<Vec<u32>> = order[start..end]
+                .iter()
+                .map(|&i| tokens[i].clone())
+                .collect();
             let vectors = self
                 .forward(&batch)
                 .map_err(|e| EmbedError::Inference(e.to_string()))?;
@@ -136,7 +139,9 @@ mod tests {
     #[test]
     fn vectors_are_unit_length_with_the_contract_width() {
         let model = MiniLm::builtin().unwrap();
-        let vectors = model.embed(&["hello world", "a much longer sentence about cats and dogs"]).unwrap();
+        let vectors = model
+            .embed(&["hello world", "a much longer sentence about cats and dogs"])
+            .unwrap();
         assert_eq!(vectors.len(), 2);
         for v in &vectors {
             assert_eq!(v.len(), 384);
@@ -148,11 +153,19 @@ mod tests {
     fn batching_by_length_does_not_change_any_vector() {
         let model = MiniLm::builtin().unwrap();
         let long = "word ".repeat(400);
-        let texts = ["short", long.as_str(), "a medium length sentence here", "tiny"];
+        let texts = [
+            "short",
+            long.as_str(),
+            "a medium length sentence here",
+            "tiny",
+        ];
         let together = model.embed(&texts).unwrap();
         for (text, vector) in texts.iter().zip(&together) {
             let alone = model.embed(&[text]).unwrap();
-            assert!(dot(&alone[0], vector) > 0.9999, "{text:?} changed when batched");
+            assert!(
+                dot(&alone[0], vector) > 0.9999,
+                "{text:?} changed when batched"
+            );
         }
     }
 
@@ -160,7 +173,11 @@ mod tests {
     fn a_paraphrase_is_closer_than_an_unrelated_sentence() {
         let model = MiniLm::builtin().unwrap();
         let v = model
-            .embed(&["The cat sits outside", "feline resting outdoors", "quarterly tax filing deadline"])
+            .embed(&[
+                "The cat sits outside",
+                "feline resting outdoors",
+                "quarterly tax filing deadline",
+            ])
             .unwrap();
         assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]) + 0.2);
     }

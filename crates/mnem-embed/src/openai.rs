@@ -56,7 +56,10 @@ impl OpenAiCompatible {
     }
 
     fn endpoint(&self) -> String {
-        format!("{}/v1/embeddings", self.config.base_url.trim_end_matches('/'))
+        format!(
+            "{}/v1/embeddings",
+            self.config.base_url.trim_end_matches('/')
+        )
     }
 }
 
@@ -84,7 +87,8 @@ impl Embedder for OpenAiCompatible {
             .map_err(|e| unavailable(format!("unreadable response: {e}")))?;
         // The API may answer out of order; `index` says which input each vector is for.
         parsed.data.sort_by_key(|item| item.index);
-        let mut vectors: Vec<Vec<f32>> = parsed.data.into_iter().map(|item| item.embedding).collect();
+        let mut vectors: Vec<Vec<f32>> =
+            parsed.data.into_iter().map(|item| item.embedding).collect();
         check_shape(&vectors, texts.len(), &self.contract)?;
         vectors.iter_mut().for_each(|v| l2_normalise(v));
         Ok(vectors)

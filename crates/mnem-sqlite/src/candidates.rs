@@ -1,14 +1,16 @@
-//! The candidate query: every eligibility rule and selector of a recall as one SQL
-//! statement, so `LIMIT` cuts only rows the core would keep.
+//! The candidate branches: every eligibility rule and selector of a recall inside SQL, so
+//! `LIMIT` (or the vector top-k) only ever cuts rows the core would keep.
+
+use std::collections::HashMap;
 
 use mnem_core::{
-    Actor, Candidate, LifecycleState, Order, RecallQuery, ScopeFilter, Space, Timestamp,
+    Actor, Candidate, Evidence, LifecycleState, Order, RecallQuery, ScopeFilter, Space, Timestamp,
 };
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
 use crate::fts::match_expression;
-use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
+use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
 
 /// The narrow columns the candidate query filters and sorts on, before hydration.
 const SORT_COLUMNS: &str = "e.doc AS doc, e.scope_depth AS scope_depth, \
@@ -35,11 +37,65 @@ impl Statement {
     }
 }
 
-pub fn candidates(
+/// Pushes every eligibility rule and selector of `query` onto a statement over
+/// `evidence e`: the same rules `RecallQuery::admits` states, in SQL.
+fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, now: Timestamp) {
+    stmt.push(
+        " AND e.team_id = ?",
+        Value::Blob(actor.team.as_bytes().to_vec()),
+    );
+    stmt.push(
+        " AND e.state = ?",
+        Value::Text(LifecycleState::Current.as_str().into()),
+    );
+    stmt.push(
+        " AND (e.expires_at IS NULL OR e.expires_at > ?)",
+        Value::Integer(now.as_micros()),
+    );
+    stmt.push(
+        &format!(
+            " AND (e.space = '{}' OR e.owner_profile_id = ?)",
+            Space::Team.as_str()
+        ),
+        Value::Blob(actor.profile.as_bytes().to_vec()),
+    );
+    if !query.kinds.is_empty() {
+        stmt.push_in("e.kind", query.kinds.iter().cloned().map(Value::Text));
+    }
+    if let Some(since) = query.since {
+        stmt.push(" AND e.observed_at >= ?", Value::Integer(since.as_micros()));
+    }
+    if let Some(until) = query.until {
+        stmt.push(" AND e.observed_at < ?", Value::Integer(until.as_micros()));
+    }
+    match query.scope_filter() {
+        ScopeFilter::Any => {}
+        ScopeFilter::Exact(scope) => stmt.push(" AND e.scope = ?", Value::Text(scope.to_path())),
+        ScopeFilter::Widened(scopes) => {
+            stmt.push_in("e.scope", scopes.iter().map(|s| Value::Text(s.to_path())))
+        }
+    }
+    if !query.refs.is_empty() {
+        let pairs = vec!["(r.ref_kind = ? AND r.ref_id = ?)"; query.refs.len()].join(" OR ");
+        stmt.sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM evidence_refs r \
+               WHERE r.team_id = e.team_id AND r.evidence_id = e.evidence_id AND ({pairs}))"
+        ));
+        for r in &query.refs {
+            stmt.params.push(Value::Text(r.kind.clone()));
+            stmt.params.push(Value::Text(r.id.clone()));
+        }
+    }
+}
+
+/// The lexical branch (or a listing): one statement that filters, orders and limits on
+/// narrow rows, then hydrates only the rows that survived.
+pub fn lexical(
     conn: &Connection,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
+    pool: usize,
 ) -> rusqlite::Result<Vec<Candidate>> {
     let fts_match = if query.is_listing() {
         None
@@ -69,71 +125,23 @@ pub fn candidates(
             stmt.sql = format!("SELECT {SORT_COLUMNS}, NULL AS relevance FROM evidence e WHERE 1");
         }
     }
-
-    stmt.push(
-        " AND e.team_id = ?",
-        Value::Blob(actor.team.as_bytes().to_vec()),
-    );
-    stmt.push(
-        " AND e.state = ?",
-        Value::Text(LifecycleState::Current.as_str().into()),
-    );
-    stmt.push(
-        " AND (e.expires_at IS NULL OR e.expires_at > ?)",
-        Value::Integer(now.as_micros()),
-    );
-    stmt.push(
-        &format!(
-            " AND (e.space = '{}' OR e.owner_profile_id = ?)",
-            Space::Team.as_str()
-        ),
-        Value::Blob(actor.profile.as_bytes().to_vec()),
-    );
-    if !query.kinds.is_empty() {
-        stmt.push_in("e.kind", query.kinds.iter().cloned().map(Value::Text));
-    }
-    if let Some(since) = query.since {
-        stmt.push(" AND e.observed_at >= ?", Value::Integer(since.as_micros()));
-    }
-    if let Some(until) = query.until {
-        stmt.push(" AND e.observed_at < ?", Value::Integer(until.as_micros()));
-    }
-    let scope_filter = query.scope_filter();
-    match &scope_filter {
-        ScopeFilter::Any => {}
-        ScopeFilter::Exact(scope) => stmt.push(" AND e.scope = ?", Value::Text(scope.to_path())),
-        ScopeFilter::Widened(scopes) => {
-            stmt.push_in("e.scope", scopes.iter().map(|s| Value::Text(s.to_path())))
-        }
-    }
-    if !query.refs.is_empty() {
-        let pairs = vec!["(r.ref_kind = ? AND r.ref_id = ?)"; query.refs.len()].join(" OR ");
-        stmt.sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM evidence_refs r \
-               WHERE r.team_id = e.team_id AND r.evidence_id = e.evidence_id AND ({pairs}))"
-        ));
-        for r in &query.refs {
-            stmt.params.push(Value::Text(r.kind.clone()));
-            stmt.params.push(Value::Text(r.id.clone()));
-        }
-    }
+    push_eligibility(&mut stmt, actor, query, now);
 
     // The same keys, in the same precedence, as mnem_core::compare_hits, so the rows this
-    // LIMIT keeps are the rows the core ranks first.
+    // LIMIT keeps are the rows the core ranks first when it keeps this order.
     let mut order_keys: Vec<&str> = Vec::new();
     if fts_match.is_some() && query.order == Order::Relevance {
         order_keys.push("relevance DESC");
     }
-    if scope_filter.is_widened() {
+    if query.scope_filter().is_widened() {
         order_keys.push("scope_depth DESC");
     }
     order_keys.extend(["observed_at DESC", "evidence_id ASC"]);
     stmt.sql
         .push_str(&format!(" ORDER BY {}", order_keys.join(", ")));
-    stmt.push(" LIMIT ?", Value::Integer(query.candidate_pool() as i64));
+    stmt.push(" LIMIT ?", Value::Integer(pool as i64));
 
-    // Filter and sort narrow rows, then hydrate only the rows that survived LIMIT:
-    // sorting full rows would carry every match's content through the sort.
+    // Sorting full rows would carry every match's content through the sort.
     let outer_order: Vec<String> = order_keys.iter().map(|key| format!("c.{key}")).collect();
     let sql = format!(
         "SELECT {EVIDENCE_COLUMNS}, c.relevance FROM ({inner}) c \
@@ -151,4 +159,88 @@ pub fn candidates(
         })
     })?;
     rows.collect()
+}
+
+/// The vector branch by exact scan: every eligible current vector under the contract is
+/// compared with the query. Exact is the oracle any approximate index is measured by.
+pub fn vector(
+    conn: &Connection,
+    actor: &Actor,
+    query: &RecallQuery,
+    query_vector: &[f32],
+    contract_key: &str,
+    now: Timestamp,
+    pool: usize,
+) -> rusqlite::Result<Vec<Candidate>> {
+    let mut stmt = Statement {
+        sql: "SELECT e.doc, sd.vector FROM search_documents sd \
+              JOIN evidence e ON e.doc = sd.doc \
+              WHERE sd.state = 'current'"
+            .to_string(),
+        params: Vec::new(),
+    };
+    stmt.push(
+        " AND sd.contract = ?",
+        Value::Text(contract_key.to_string()),
+    );
+    stmt.push(
+        " AND sd.team_id = ?",
+        Value::Blob(actor.team.as_bytes().to_vec()),
+    );
+    push_eligibility(&mut stmt, actor, query, now);
+
+    let mut scored: Vec<(f32, i64)> = Vec::new();
+    let mut prepared = conn.prepare_cached(&stmt.sql)?;
+    let mut rows = prepared.query(rusqlite::params_from_iter(stmt.params))?;
+    while let Some(row) = rows.next()? {
+        let doc: i64 = row.get(0)?;
+        let blob = row.get_ref(1)?.as_blob()?;
+        scored.push((dot_blob(query_vector, blob), doc));
+    }
+    // Best first; ties by doc so the branch order is deterministic.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(pool);
+    hydrate(conn, &scored)
+}
+
+/// Dot product of a query vector with a stored little-endian f32 vector.
+fn dot_blob(query: &[f32], blob: &[u8]) -> f32 {
+    if blob.len() != query.len() * 4 {
+        return f32::NEG_INFINITY; // a vector of another width never matches
+    }
+    blob.chunks_exact(4)
+        .zip(query)
+        .map(|(bytes, q)| f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) * q)
+        .sum()
+}
+
+/// Reads the selected docs' full records, keeping the given order and relevance.
+fn hydrate(conn: &Connection, selected: &[(f32, i64)]) -> rusqlite::Result<Vec<Candidate>> {
+    if selected.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; selected.len()].join(", ");
+    let sql =
+        format!("SELECT {EVIDENCE_COLUMNS}, e.doc FROM {EVIDENCE_FROM} WHERE e.doc IN ({marks})");
+    let mut prepared = conn.prepare(&sql)?;
+    let mut by_doc: HashMap<i64, Evidence> = prepared
+        .query_map(
+            rusqlite::params_from_iter(selected.iter().map(|(_, doc)| *doc)),
+            |row| {
+                Ok((
+                    row.get::<_, i64>(EVIDENCE_COLUMN_COUNT)?,
+                    evidence_from_row(row)?,
+                ))
+            },
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(selected
+        .iter()
+        .filter_map(|(similarity, doc)| {
+            by_doc.remove(doc).map(|evidence| Candidate {
+                evidence,
+                relevance: Some(f64::from(*similarity)),
+            })
+        })
+        .collect())
 }

@@ -9,15 +9,19 @@ mod candidates;
 mod fts;
 mod migrations;
 mod rows;
+mod search;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use mnem_core::{
-    Actor, Candidate, Clock, Evidence, EvidenceId, LifecycleEvent, LifecycleState, NewEvidence,
-    ProfileId, RecallQuery, TeamId, Timestamp,
+    Actor, Candidate, Clock, EmbeddingContract, Evidence, EvidenceId, LifecycleEvent,
+    LifecycleState, NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp,
 };
-use mnem_store::{new_uuid_v7, validate_team_name, EvidenceStore, Result, StoreError};
+use mnem_store::{
+    new_uuid_v7, validate_team_name, Degradation, EvidenceStore, PendingDocument, Result,
+    SearchFreshness, SearchIndex, StoreError,
+};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 pub use migrations::SCHEMA_VERSION;
@@ -236,16 +240,116 @@ impl EvidenceStore for SqliteStore {
         .await
     }
 
-    async fn candidates(
+    async fn lexical_candidates(
         &self,
         actor: &Actor,
         query: &RecallQuery,
         now: Timestamp,
+        pool: usize,
     ) -> Result<Vec<Candidate>> {
         let actor = *actor;
         let query = query.clone();
-        self.with_conn(move |conn| candidates::candidates(conn, &actor, &query, now).db())
+        self.with_conn(move |conn| candidates::lexical(conn, &actor, &query, now, pool).db())
             .await
+    }
+}
+
+impl SearchIndex for SqliteStore {
+    async fn recorded_contract(&self) -> Result<Option<EmbeddingContract>> {
+        self.with_conn(|conn| search::recorded_contract(conn)).await
+    }
+
+    async fn activate_contract(&self, contract: &EmbeddingContract) -> Result<()> {
+        let contract = contract.clone();
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            search::activate_contract(&tx, &contract)?;
+            tx.commit().db()
+        })
+        .await
+    }
+
+    async fn reindex(&self, contract: &EmbeddingContract) -> Result<u64> {
+        let contract = contract.clone();
+        let now = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            let queued = search::reindex(&tx, &contract, now)?;
+            tx.commit().db()?;
+            Ok(queued)
+        })
+        .await
+    }
+
+    async fn pending_documents(&self, limit: usize) -> Result<Vec<PendingDocument>> {
+        self.with_conn(move |conn| search::pending_documents(conn, limit))
+            .await
+    }
+
+    async fn store_vectors(
+        &self,
+        contract: &EmbeddingContract,
+        vectors: Vec<(PendingDocument, Vec<f32>)>,
+    ) -> Result<()> {
+        let contract = contract.clone();
+        let now = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn.transaction().db()?;
+            search::store_vectors(&tx, &contract, &vectors, now)?;
+            tx.commit().db()
+        })
+        .await
+    }
+
+    async fn record_failures(
+        &self,
+        failures: Vec<(PendingDocument, String)>,
+        max_attempts: u32,
+    ) -> Result<()> {
+        let now = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn.transaction().db()?;
+            search::record_failures(&tx, &failures, max_attempts, now)?;
+            tx.commit().db()
+        })
+        .await
+    }
+
+    async fn freshness(&self, now: Timestamp) -> Result<SearchFreshness> {
+        self.with_conn(move |conn| search::freshness(conn, now))
+            .await
+    }
+
+    async fn vector_candidates(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        vector: &[f32],
+        contract: &EmbeddingContract,
+        now: Timestamp,
+        pool: usize,
+    ) -> Result<Vec<Candidate>> {
+        let actor = *actor;
+        let query = query.clone();
+        let vector = vector.to_vec();
+        let key = contract.key();
+        self.with_conn(move |conn| {
+            candidates::vector(conn, &actor, &query, &vector, &key, now, pool).db()
+        })
+        .await
+    }
+
+    async fn record_degradation(&self, degradation: Degradation) -> Result<()> {
+        self.with_conn(move |conn| search::record_degradation(conn, &degradation))
+            .await
+    }
+
+    async fn last_degradation(&self) -> Result<Option<Degradation>> {
+        self.with_conn(|conn| search::last_degradation(conn)).await
     }
 }
 
@@ -293,6 +397,7 @@ fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
         params![doc, e.content],
     )
     .db()?;
+    search::enqueue(tx, doc, e.team, e.recorded_at)?;
     let mut insert_ref = tx
         .prepare_cached(
             "INSERT INTO evidence_refs (team_id, ref_kind, ref_id, evidence_id) \

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use mnem_core::{ManualClock, NewEvidence, RecallQuery, Timestamp};
+use mnem_service::Memory;
 use mnem_sqlite::{SqliteStore, SCHEMA_VERSION};
-use mnem_store::{recall, EvidenceStore, StoreError, SystemClock};
+use mnem_store::{EvidenceStore, StoreError, SystemClock};
 use proptest::prelude::*;
 
 fn clock() -> Arc<ManualClock> {
@@ -30,9 +31,12 @@ async fn evidence_survives_reopening_the_file() {
     };
     let store = SqliteStore::open(&path, Arc::new(SystemClock)).unwrap();
     let actor = store.open_team("local").await.unwrap();
-    let hits = recall(&store, &actor, RecallQuery::text("persisted"))
+    let memory = Memory::open(store, None).await.unwrap();
+    let hits = memory
+        .recall(&actor, RecallQuery::text("persisted"))
         .await
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].evidence.id, id);
 }
@@ -94,7 +98,8 @@ proptest! {
             let store = SqliteStore::open_in_memory(clock()).unwrap();
             let actor = store.open_team("local").await.unwrap();
             store.remember(&actor, NewEvidence::new("alpha beta \"gamma\" NEAR(delta)")).await.unwrap();
-            let result = recall(&store, &actor, RecallQuery::text(query.clone())).await;
+            let memory = Memory::open(store.clone(), None).await.unwrap();
+            let result = memory.recall(&actor, RecallQuery::text(query.clone())).await;
             prop_assert!(result.is_ok(), "query {:?}: {:?}", query, result.err());
             Ok(())
         })?;

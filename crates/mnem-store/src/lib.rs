@@ -1,6 +1,6 @@
 //! The storage boundary. A backend persists evidence and produces recall candidates with
-//! every eligibility rule pushed into its own query; it does not rank. [`recall`] is the
-//! one recall path: validate, read the clock once, fetch candidates, rank in the core.
+//! every eligibility rule pushed into its own query; it does not rank (the core does, in
+//! `mnem_core::pipeline`, driven by the service layer).
 //!
 //! Architecture invariant: nothing here knows SQL or a transport; backends depend on
 //! this crate, never the reverse.
@@ -8,9 +8,10 @@
 use std::future::Future;
 
 use mnem_core::{
-    rank, Actor, Candidate, Clock, Evidence, EvidenceId, LifecycleEvent, NewEvidence, RecallHit,
-    RecallQuery, Timestamp, ValidationError,
+    Actor, Candidate, Clock, EmbeddingContract, Evidence, EvidenceId, LifecycleEvent, NewEvidence,
+    RecallQuery, TeamId, Timestamp, ValidationError,
 };
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use uuid::Uuid;
 
@@ -25,6 +26,8 @@ pub enum StoreError {
     NotFound { id: EvidenceId },
     #[error("store schema version {found} is newer than this build understands ({supported}); upgrade mnem")]
     SchemaTooNew { found: i64, supported: i64 },
+    #[error("this store's vectors were made with {stored}, but the active embedder is {active}; run `mnem reindex` to re-embed with it, or select the recorded embedder")]
+    ContractMismatch { stored: String, active: String },
     #[error("storage backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -73,30 +76,103 @@ pub trait EvidenceStore: Send + Sync {
         reason: Option<String>,
     ) -> impl Future<Output = Result<()>> + Send;
 
-    /// Eligible candidates for a validated query at `now`: same team, visible space,
-    /// current, unexpired, and every selector of the query applied inside the backend's
-    /// own query. A text query returns its best `query.candidate_pool()` matches by the
-    /// backend's relevance, with that relevance attached; a listing returns its first
-    /// `candidate_pool()` items in the order contract's order, unranked.
-    fn candidates(
+    /// The lexical branch, or a listing when the query has no text: eligible candidates
+    /// for a validated query at `now` (same team, visible space, current, unexpired, and
+    /// every selector applied inside the backend's own query). Text returns its best
+    /// `pool` matches by the backend's full-text relevance, best first; a listing returns
+    /// its first `pool` items in the order contract's order, unranked.
+    fn lexical_candidates(
         &self,
         actor: &Actor,
         query: &RecallQuery,
         now: Timestamp,
+        pool: usize,
     ) -> impl Future<Output = Result<Vec<Candidate>>> + Send;
 }
 
-/// The recall path every transport uses: validate, one clock reading, candidates from the
-/// backend, ranking in the core.
-pub async fn recall<S: EvidenceStore>(
-    store: &S,
-    actor: &Actor,
-    query: RecallQuery,
-) -> Result<Vec<RecallHit>> {
-    let query = query.validated()?;
-    let now = store.clock().now();
-    let candidates = store.candidates(actor, &query, now).await?;
-    Ok(rank(candidates, &query, actor, now))
+/// A document waiting for its vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingDocument {
+    pub team: TeamId,
+    pub id: EvidenceId,
+    pub text: String,
+}
+
+/// How far derived search state lags committed evidence (operator telemetry).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchFreshness {
+    pub pending_document_count: u64,
+    pub failed_document_count: u64,
+    pub current_document_count: u64,
+    pub oldest_pending_age_seconds: Option<i64>,
+}
+
+/// A branch that was skipped, recorded for `mnem status` and the logs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Degradation {
+    pub branch: String,
+    pub reason: String,
+    pub at: Timestamp,
+}
+
+/// Derived search state: vectors under an embedding contract, the embedding queue, and
+/// the vector branch. Search documents are never authoritative; evidence is.
+pub trait SearchIndex: Send + Sync {
+    /// The contract the store's vectors were made under, if any.
+    fn recorded_contract(&self) -> impl Future<Output = Result<Option<EmbeddingContract>>> + Send;
+
+    /// Makes `contract` active. Refused with `ContractMismatch` when the store already
+    /// records another one: switching models needs [`SearchIndex::reindex`].
+    fn activate_contract(
+        &self,
+        contract: &EmbeddingContract,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Switches to `contract` and queues every document for re-embedding; returns how
+    /// many were queued. Old vectors stay unused until replaced.
+    fn reindex(&self, contract: &EmbeddingContract) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Up to `limit` pending documents of current evidence, oldest first.
+    fn pending_documents(
+        &self,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<PendingDocument>>> + Send;
+
+    /// Stores vectors made under `contract` and marks their documents current.
+    fn store_vectors(
+        &self,
+        contract: &EmbeddingContract,
+        vectors: Vec<(PendingDocument, Vec<f32>)>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Counts a failed attempt per document; after `max_attempts` it is `failed`.
+    fn record_failures(
+        &self,
+        failures: Vec<(PendingDocument, String)>,
+        max_attempts: u32,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    fn freshness(&self, now: Timestamp) -> impl Future<Output = Result<SearchFreshness>> + Send;
+
+    /// The vector branch: eligible candidates (the same rules as the lexical branch,
+    /// inside the backend's query) with a current vector under `contract`, best `pool`
+    /// by cosine similarity to `vector`, best first, similarity as relevance.
+    fn vector_candidates(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        vector: &[f32],
+        contract: &EmbeddingContract,
+        now: Timestamp,
+        pool: usize,
+    ) -> impl Future<Output = Result<Vec<Candidate>>> + Send;
+
+    fn record_degradation(
+        &self,
+        degradation: Degradation,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    fn last_degradation(&self) -> impl Future<Output = Result<Option<Degradation>>> + Send;
 }
 
 /// The wall clock, truncated to microseconds.

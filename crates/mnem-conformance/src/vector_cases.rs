@@ -1,0 +1,171 @@
+//! Contract cases for the vector branch, run with the real built-in model (loaded once
+//! per test process): a backend's vector branch must apply the same eligibility as its
+//! lexical branch and use only vectors made under the active embedding contract.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use mnem_core::{EmbeddingContract, ManualClock, NewEvidence, RecallQuery};
+use mnem_embed::{EmbedError, Embedder, MiniLm};
+use mnem_service::{Memory, ServiceError};
+use mnem_store::{EvidenceStore, SearchIndex, StoreError};
+
+use crate::helpers::{want_empty, want_order, want_set, Fixture};
+
+/// The built-in model, shared by every case in the process.
+pub fn builtin() -> Arc<dyn Embedder> {
+    static MODEL: OnceLock<Arc<MiniLm>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| Arc::new(MiniLm::builtin().expect("built-in model loads")))
+        .clone()
+}
+
+/// The same model presented under another contract version: a stand-in for "a different
+/// embedding model", which is what a contract change means to the store.
+struct Relabelled {
+    inner: Arc<dyn Embedder>,
+    contract: EmbeddingContract,
+}
+
+impl Embedder for Relabelled {
+    fn contract(&self) -> &EmbeddingContract {
+        &self.contract
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.inner.embed(texts)
+    }
+}
+
+fn relabelled() -> Arc<dyn Embedder> {
+    let inner = builtin();
+    let mut contract = inner.contract().clone();
+    contract.version += 1;
+    Arc::new(Relabelled { inner, contract })
+}
+
+const UNRELATED: &[&str] = &[
+    "quarterly tax filing deadline moved",
+    "the database migration finished overnight",
+    "buy more printer paper",
+];
+
+pub async fn paraphrase_without_shared_words_is_found_first<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open_with(open, Some(builtin())).await;
+    for text in UNRELATED {
+        fx.remember(text).await;
+    }
+    let cat = fx.remember("The cat sits outside").await;
+    fx.embed_pending().await;
+    let hits = fx
+        .recall(RecallQuery::text("feline resting outdoors"))
+        .await;
+    want_order(&hits[..1], &[&cat], "the paraphrase ranks first");
+}
+
+pub async fn writes_are_searchable_before_their_vectors_exist<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open_with(open, Some(builtin())).await;
+    let note = fx.remember("the espresso machine needs descaling").await;
+    let fresh = fx
+        .store
+        .freshness(fx.clock.peek())
+        .await
+        .expect("freshness");
+    assert_eq!(fresh.pending_document_count, 1, "queued, not embedded");
+    want_set(
+        &fx.recall(RecallQuery::text("espresso")).await,
+        &[&note],
+        "full-text finds it before its vector exists",
+    );
+    fx.embed_pending().await;
+    let fresh = fx
+        .store
+        .freshness(fx.clock.peek())
+        .await
+        .expect("freshness");
+    assert_eq!(fresh.pending_document_count, 0);
+    assert_eq!(fresh.current_document_count, 1);
+}
+
+pub async fn vector_branch_applies_every_eligibility_rule<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open_with(open, Some(builtin())).await;
+    let other = fx.store.open_team("other-team").await.expect("team");
+    let retracted = fx.remember("The cat sits outside").await;
+    let mut decision = NewEvidence::new("The kitten naps on the porch");
+    decision.kind = Some("decision".into());
+    let kitten = fx.remember_with(decision).await;
+    fx.store
+        .remember(&other, NewEvidence::new("A feline rests outdoors"))
+        .await
+        .expect("remember");
+    fx.embed_pending().await;
+    fx.store
+        .retract(&fx.actor, retracted.id, None)
+        .await
+        .expect("retract");
+    let query = RecallQuery::text("feline resting outdoors");
+    want_set(
+        &fx.recall(query.clone()).await,
+        &[&kitten],
+        "no retracted or other-team evidence through the vector branch",
+    );
+    want_empty(
+        &fx.recall(RecallQuery {
+            kinds: vec!["fact".into()],
+            ..query
+        })
+        .await,
+        "selectors apply to the vector branch",
+    );
+}
+
+pub async fn vectors_under_another_contract_are_never_used<
+    S: EvidenceStore + SearchIndex + Clone,
+    Fut: Future<Output = S>,
+>(
+    open: impl Fn(Arc<ManualClock>) -> Fut,
+) {
+    let fx = Fixture::open_with(open, Some(builtin())).await;
+    let cat = fx.remember("The cat sits outside").await;
+    fx.embed_pending().await;
+    let refused = Memory::open(fx.store.clone(), Some(relabelled())).await;
+    assert!(
+        matches!(
+            refused,
+            Err(ServiceError::Store(StoreError::ContractMismatch { .. }))
+        ),
+        "switching contracts is refused until a reindex"
+    );
+    let switched = Memory::unchecked(fx.store.clone(), Some(relabelled()));
+    fx.store
+        .reindex(switched.embedder().expect("embedder").contract())
+        .await
+        .expect("reindex");
+    let query = RecallQuery::text("feline resting outdoors");
+    let before = switched
+        .recall(&fx.actor, query.clone())
+        .await
+        .expect("recall");
+    want_empty(
+        &before.hits,
+        "old-contract vectors are not used after the switch",
+    );
+    switched.embed_pending().await.expect("re-embed");
+    let after = switched.recall(&fx.actor, query).await.expect("recall");
+    want_set(&after.hits, &[&cat], "re-embedded under the new contract");
+}

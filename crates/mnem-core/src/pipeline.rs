@@ -1,0 +1,568 @@
+//! The ranking pipeline (SPEC §2 steps 4–6), written once for every backend: fuse branch
+//! candidates by evidence id (RRF), rerank deterministically (hard anchors, phrases,
+//! temporal intent), normalise to (0, 1], filter, order, fit the byte budget, limit.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::anchors::{parse_anchors, Anchor};
+use crate::order::sort_hits;
+use crate::temporal::{parse_time_hint, TimeRange};
+use crate::{Actor, Candidate, Evidence, EvidenceId, Order, RecallQuery, Score, Timestamp};
+
+/// Fusion and rerank constants. Versioned: a change here is a ranking change, reported in
+/// telemetry and measured with `mnem eval` before it ships.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankingProfile {
+    pub version: &'static str,
+    /// RRF damping: a branch's i-th result (1-based) contributes `weight / (k + i)`.
+    pub rrf_k: f64,
+    pub lexical_weight: f64,
+    pub vector_weight: f64,
+    /// Vector candidates less similar than this (cosine) are dropped before fusion: a
+    /// nearest neighbour is not necessarily a relevant one, and without a floor every
+    /// recall would fill its limit with unrelated text.
+    pub vector_min_similarity: f64,
+    /// Candidates each branch contributes when more than `limit` are needed.
+    pub branch_pool: usize,
+    /// Bounded multiplicative signals, applied after fusion.
+    pub phrase_boost: f64,
+    pub temporal_boost: f64,
+    /// When true, a recall whose query embedding cannot be computed fails instead of
+    /// degrading to the lexical branch.
+    pub vector_required: bool,
+}
+
+pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+    version: "rrf-1",
+    rrf_k: 60.0,
+    lexical_weight: 1.0,
+    vector_weight: 1.0,
+    vector_min_similarity: 0.2,
+    branch_pool: 100,
+    phrase_boost: 0.25,
+    temporal_boost: 0.5,
+    vector_required: false,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Branch {
+    Lexical,
+    Vector,
+}
+
+/// One branch's candidates, best first.
+#[derive(Debug, Clone)]
+pub struct BranchCandidates {
+    pub branch: Branch,
+    pub candidates: Vec<Candidate>,
+}
+
+/// Why a result scored what it did: operator diagnostics (`--explain`), never public.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ScoreComponents {
+    pub lexical_rank: Option<usize>,
+    pub vector_rank: Option<usize>,
+    pub fused: f64,
+    pub phrase: bool,
+    pub temporal: bool,
+}
+
+/// A ranked result: the evidence, its read-side score, and the context returned for it
+/// (the content, cut to the byte budget).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallHit {
+    pub evidence: Evidence,
+    pub score: Score,
+    pub context: String,
+    pub components: ScoreComponents,
+}
+
+/// What the pipeline derives from a validated query before any branch runs.
+#[derive(Debug, Clone)]
+pub struct RecallPlan {
+    pub query: RecallQuery,
+    /// The one clock reading of this recall: expiry is judged against it.
+    pub now: Timestamp,
+    pub anchors: Vec<Anchor>,
+    pub time_hint: Option<TimeRange>,
+    /// Quoted phrases, or the whole query when it has several words.
+    pub phrases: Vec<String>,
+}
+
+impl RecallPlan {
+    pub fn new(query: RecallQuery, now: Timestamp) -> Self {
+        let reference = query.request_time.unwrap_or(now);
+        let time_hint = parse_time_hint(&query.query, reference);
+        Self {
+            anchors: parse_anchors(&query.query),
+            phrases: phrases(&query.query),
+            time_hint,
+            query,
+            now,
+        }
+    }
+
+    pub fn is_listing(&self) -> bool {
+        self.query.is_listing()
+    }
+
+    /// How many candidates each branch must return. Exactly `limit` when the core will
+    /// keep the backend's own order (a listing, or one lexical branch with nothing that
+    /// reorders or drops candidates: the floor only cuts its tail); otherwise a deeper
+    /// pool so fusion, anchors and boosts have something to work with.
+    pub fn branch_pool(&self, profile: &RankingProfile, fusing: bool) -> usize {
+        let reorders = fusing
+            || !self.anchors.is_empty()
+            || self.time_hint.is_some()
+            || !self.phrases.is_empty()
+            || (self.query.order == Order::Recent && self.query.min_score.is_some());
+        if self.is_listing() || !reorders {
+            self.query.limit
+        } else {
+            profile.branch_pool.max(self.query.limit)
+        }
+    }
+}
+
+/// Phrases a result gets credit for containing: each double-quoted span, else the whole
+/// query when it has two to eight words.
+fn phrases(query: &str) -> Vec<String> {
+    let quoted: Vec<String> = query
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(normalise_phrase)
+        .filter(|p| p.contains(' '))
+        .collect();
+    if !quoted.is_empty() {
+        return quoted;
+    }
+    let whole = normalise_phrase(query);
+    let words = whole.split(' ').count();
+    if (2..=8).contains(&words) {
+        vec![whole]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Lowercase words joined by single spaces, punctuation dropped.
+fn normalise_phrase(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs the pipeline over the branches a backend produced. Deterministic: the same
+/// candidates give the same hits on every backend.
+pub fn rank(
+    branches: Vec<BranchCandidates>,
+    plan: &RecallPlan,
+    actor: &Actor,
+    profile: &RankingProfile,
+) -> Vec<RecallHit> {
+    let query = &plan.query;
+    let mut hits = if plan.is_listing() {
+        unranked(branches)
+    } else {
+        fuse(branches, profile)
+    };
+    hits.retain(|hit| {
+        let eligible = query.admits(&hit.evidence, actor, plan.now);
+        debug_assert!(eligible, "backend returned an ineligible candidate");
+        eligible && plan.anchors.iter().all(|a| a.satisfied_by(&hit.evidence))
+    });
+    if !plan.is_listing() {
+        rerank(&mut hits, plan, profile);
+    }
+    if let Some(floor) = query.min_score {
+        hits.retain(|hit| hit.score.value() >= floor);
+    }
+    sort_hits(&mut hits, query.order, query.scope_filter().is_widened());
+    fit_budget(&mut hits, query.context_bytes);
+    hits.truncate(query.limit);
+    hits
+}
+
+fn hit(evidence: Evidence, score: Score, components: ScoreComponents) -> RecallHit {
+    RecallHit {
+        context: evidence.content.clone(),
+        evidence,
+        score,
+        components,
+    }
+}
+
+fn unranked(branches: Vec<BranchCandidates>) -> Vec<RecallHit> {
+    let mut seen: HashMap<EvidenceId, ()> = HashMap::new();
+    branches
+        .into_iter()
+        .flat_map(|b| b.candidates)
+        .filter(|c| seen.insert(c.evidence.id, ()).is_none())
+        .map(|c| hit(c.evidence, Score::UNRANKED, ScoreComponents::default()))
+        .collect()
+}
+
+/// Reciprocal rank fusion keyed by evidence id, each id counted once per branch (at its
+/// best position), normalised by the best attainable sum so a result first in every
+/// branch scores 1.
+fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<RecallHit> {
+    let weight = |branch: Branch| match branch {
+        Branch::Lexical => profile.lexical_weight,
+        Branch::Vector => profile.vector_weight,
+    };
+    let best_possible: f64 = branches
+        .iter()
+        .map(|b| weight(b.branch) / (profile.rrf_k + 1.0))
+        .sum();
+    let mut fused: HashMap<EvidenceId, (Evidence, ScoreComponents)> = HashMap::new();
+    for branch in branches {
+        let w = weight(branch.branch);
+        let mut rank = 0;
+        for candidate in branch.candidates {
+            let too_far = branch.branch == Branch::Vector
+                && candidate
+                    .relevance
+                    .is_some_and(|similarity| similarity < profile.vector_min_similarity);
+            if too_far {
+                continue;
+            }
+            let entry = fused
+                .entry(candidate.evidence.id)
+                .or_insert_with(|| (candidate.evidence, ScoreComponents::default()));
+            let slot = match branch.branch {
+                Branch::Lexical => &mut entry.1.lexical_rank,
+                Branch::Vector => &mut entry.1.vector_rank,
+            };
+            if slot.is_some() {
+                continue; // an id counts once per branch
+            }
+            rank += 1;
+            *slot = Some(rank);
+            entry.1.fused += w / (profile.rrf_k + rank as f64);
+        }
+    }
+    fused
+        .into_values()
+        .map(|(evidence, mut components)| {
+            components.fused /= best_possible;
+            let score = Score::from_unit(components.fused);
+            hit(evidence, score, components)
+        })
+        .collect()
+}
+
+/// Bounded multiplicative signals. The multiplier is divided by its maximum, so a score
+/// stays in (0, 1] and a boost can reorder close results but never lift an unrelated one
+/// past a strong match by more than the boost's bound.
+fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
+    let phrase_weight = if plan.phrases.is_empty() {
+        0.0
+    } else {
+        profile.phrase_boost
+    };
+    let temporal_weight = if plan.time_hint.is_some() {
+        profile.temporal_boost
+    } else {
+        0.0
+    };
+    let max_multiplier = 1.0 + phrase_weight + temporal_weight;
+    for hit in hits.iter_mut() {
+        let text = normalise_phrase(&hit.evidence.content);
+        hit.components.phrase = plan.phrases.iter().any(|p| text.contains(p.as_str()));
+        hit.components.temporal = plan
+            .time_hint
+            .is_some_and(|range| range.contains(hit.evidence.observed_at));
+        let multiplier =
+            1.0 + if hit.components.phrase {
+                phrase_weight
+            } else {
+                0.0
+            } + if hit.components.temporal {
+                temporal_weight
+            } else {
+                0.0
+            };
+        hit.score = Score::from_unit(hit.components.fused * multiplier / max_multiplier);
+    }
+}
+
+/// Smallest piece of a context worth returning when the budget runs low.
+pub const MIN_CONTEXT_BYTES: usize = 64;
+
+/// Keeps results in order while their contexts fit `budget` bytes together; a context
+/// longer than what is left is cut at a char boundary, unless less than
+/// [`MIN_CONTEXT_BYTES`] is left, where the list ends. The first result always gets a
+/// context, cut if need be.
+pub fn fit_budget(hits: &mut Vec<RecallHit>, budget: usize) {
+    let mut used = 0;
+    let mut keep = 0;
+    for hit in hits.iter_mut() {
+        let left = budget - used;
+        if hit.context.len() > left {
+            if left < MIN_CONTEXT_BYTES.min(budget) && keep > 0 {
+                break;
+            }
+            let cut = floor_char_boundary(&hit.context, left);
+            hit.context.truncate(cut);
+        }
+        used += hit.context.len();
+        keep += 1;
+        if used >= budget {
+            break;
+        }
+    }
+    hits.truncate(keep);
+}
+
+/// The largest index ≤ `max` that is a char boundary of `s`.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NewEvidence, ProfileId, TeamId};
+    use uuid::Uuid;
+
+    const ACTOR: Actor = Actor {
+        team: TeamId(Uuid::from_u128(1)),
+        profile: ProfileId(Uuid::from_u128(2)),
+    };
+
+    fn evidence(id: u128, content: &str, observed: i64) -> Evidence {
+        let mut new = NewEvidence::new(content);
+        new.observed_at = Some(Timestamp::from_seconds(observed));
+        new.into_evidence(
+            EvidenceId(Uuid::from_u128(id)),
+            ACTOR.team,
+            ACTOR.profile,
+            Timestamp::from_seconds(observed),
+        )
+        .unwrap()
+    }
+
+    fn branch(branch: Branch, items: &[&Evidence]) -> BranchCandidates {
+        BranchCandidates {
+            branch,
+            candidates: items
+                .iter()
+                .map(|e| Candidate {
+                    evidence: (*e).clone(),
+                    relevance: Some(1.0),
+                })
+                .collect(),
+        }
+    }
+
+    fn plan(query: RecallQuery) -> RecallPlan {
+        RecallPlan::new(
+            query.validated().unwrap(),
+            Timestamp::from_seconds(1_000_000),
+        )
+    }
+
+    fn ids(hits: &[RecallHit]) -> Vec<u128> {
+        hits.iter().map(|h| h.evidence.id.0.as_u128()).collect()
+    }
+
+    #[test]
+    fn fusion_rewards_agreement_between_branches() {
+        let (a, b, c) = (
+            evidence(1, "a", 1),
+            evidence(2, "b", 2),
+            evidence(3, "c", 3),
+        );
+        let hits = rank(
+            vec![
+                branch(Branch::Lexical, &[&a, &b, &c]),
+                branch(Branch::Vector, &[&c, &b, &a]),
+            ],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        // a and c tie on fused score (1st + 3rd); b is 2nd + 2nd, which RRF scores
+        // slightly lower than 1st + 3rd; ties break by recency.
+        assert_eq!(ids(&hits), vec![3, 1, 2]);
+        assert_eq!(hits[0].components.lexical_rank, Some(3));
+        assert_eq!(hits[0].components.vector_rank, Some(1));
+    }
+
+    #[test]
+    fn dissimilar_vector_neighbours_are_not_results() {
+        let (near, far) = (evidence(1, "near", 1), evidence(2, "far", 2));
+        let mut vector = branch(Branch::Vector, &[&near, &far]);
+        vector.candidates[0].relevance = Some(0.6);
+        vector.candidates[1].relevance = Some(0.05);
+        let hits = rank(
+            vec![vector],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&hits), vec![1]);
+    }
+
+    #[test]
+    fn first_in_every_branch_scores_one() {
+        let a = evidence(1, "a", 1);
+        let hits = rank(
+            vec![
+                branch(Branch::Lexical, &[&a]),
+                branch(Branch::Vector, &[&a]),
+            ],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(hits[0].score.value(), 1.0);
+    }
+
+    #[test]
+    fn an_id_counts_once_per_branch() {
+        let (a, b) = (evidence(1, "a", 1), evidence(2, "b", 2));
+        let hits = rank(
+            vec![branch(Branch::Lexical, &[&a, &a, &a, &b])],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&hits), vec![1, 2]);
+        assert_eq!(
+            hits[1].components.lexical_rank,
+            Some(2),
+            "duplicates take no rank"
+        );
+    }
+
+    #[test]
+    fn a_result_must_itself_satisfy_every_anchor() {
+        let both = evidence(1, "ABC-12 fixed in v2.1", 1);
+        let one = evidence(2, "ABC-12 is open", 2);
+        let other = evidence(3, "v2.1 released", 3);
+        let hits = rank(
+            vec![branch(Branch::Lexical, &[&one, &other, &both])],
+            &plan(RecallQuery::text("was ABC-12 fixed in v2.1")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&hits), vec![1]);
+    }
+
+    #[test]
+    fn temporal_intent_lifts_evidence_from_the_hinted_period() {
+        let now = Timestamp::parse("t", "2024-05-15T12:00:00Z").unwrap();
+        let yesterday = evidence(
+            1,
+            "lunch was pasta",
+            now.plus_seconds(-86_400).as_micros() / 1_000_000,
+        );
+        let older = evidence(
+            2,
+            "lunch was soup",
+            now.plus_seconds(-10 * 86_400).as_micros() / 1_000_000,
+        );
+        let query = RecallQuery {
+            request_time: Some(now),
+            ..RecallQuery::text("what was lunch yesterday")
+        };
+        let plan = RecallPlan::new(query.validated().unwrap(), now);
+        let hits = rank(
+            vec![branch(Branch::Lexical, &[&older, &yesterday])],
+            &plan,
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&hits), vec![1, 2]);
+        assert!(hits[0].components.temporal);
+    }
+
+    #[test]
+    fn an_exact_phrase_beats_scattered_terms() {
+        let scattered = evidence(1, "the release was late; notes about it", 1);
+        let phrase = evidence(2, "we wrote the release notes", 2);
+        let hits = rank(
+            vec![branch(Branch::Lexical, &[&scattered, &phrase])],
+            &plan(RecallQuery::text("\"release notes\"")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&hits), vec![2, 1]);
+    }
+
+    #[test]
+    fn budget_bounds_all_contexts_together_and_cuts_at_char_boundaries() {
+        let long = evidence(1, &"é".repeat(100), 3); // 200 bytes
+        let short = evidence(2, &"x".repeat(80), 2);
+        let mut hits: Vec<RecallHit> = [long, short]
+            .into_iter()
+            .map(|e| hit(e, Score::UNRANKED, ScoreComponents::default()))
+            .collect();
+        fit_budget(&mut hits, 151);
+        assert_eq!(
+            hits.len(),
+            1,
+            "what is left after the first is under the minimum"
+        );
+        assert_eq!(
+            hits[0].context.len(),
+            150,
+            "cut to a char boundary under 151"
+        );
+        assert!(hits[0].context.chars().all(|c| c == 'é'));
+    }
+
+    #[test]
+    fn budget_keeps_whole_contexts_that_fit() {
+        let mut hits: Vec<RecallHit> = (0..5)
+            .map(|i| {
+                hit(
+                    evidence(i, &"y".repeat(100), i as i64),
+                    Score::UNRANKED,
+                    ScoreComponents::default(),
+                )
+            })
+            .collect();
+        fit_budget(&mut hits, 350);
+        let sizes: Vec<usize> = hits.iter().map(|h| h.context.len()).collect();
+        assert_eq!(
+            sizes,
+            vec![100, 100, 100],
+            "50 bytes left is under the minimum"
+        );
+    }
+
+    #[test]
+    fn limit_applies_after_the_floor_and_budget() {
+        let items: Vec<Evidence> = (1..=5)
+            .map(|i| evidence(i, "same text", i as i64))
+            .collect();
+        let refs: Vec<&Evidence> = items.iter().collect();
+        let query = RecallQuery {
+            limit: 2,
+            min_score: Some(0.9),
+            ..RecallQuery::text("zzz")
+        };
+        let hits = rank(
+            vec![branch(Branch::Lexical, &refs)],
+            &plan(query),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        // Ranks 1..5 fuse to (61/(60+i)); only ranks 1..6 stay above 0.9, limit keeps 2.
+        assert_eq!(ids(&hits), vec![1, 2]);
+    }
+}

@@ -1,0 +1,220 @@
+//! The service layer: the operations every transport (CLI, MCP, HTTP) calls. It owns the
+//! I/O order of a recall — one clock reading, one query embedding, the backend's
+//! branches — and hands ranking to `mnem_core::pipeline`. It also runs the embedding
+//! worker that turns pending search documents into vectors.
+//!
+//! Architecture invariant: no ranking decisions here and no SQL; transports hold no
+//! logic beyond parsing and rendering.
+
+mod worker;
+
+use std::sync::Arc;
+
+use mnem_core::{
+    rank, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, NewEvidence,
+    RankingProfile, RecallHit, RecallPlan, RecallQuery, DEFAULT_PROFILE,
+};
+use mnem_embed::Embedder;
+use mnem_store::{Degradation, EvidenceStore, SearchFreshness, SearchIndex, StoreError};
+use serde::Serialize;
+use thiserror::Error;
+
+pub use worker::{spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS};
+
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A branch the ranking profile requires could not run.
+    #[error("required dependency unavailable: {what}: {reason}")]
+    Dependency { what: &'static str, reason: String },
+}
+
+pub type Result<T, E = ServiceError> = std::result::Result<T, E>;
+
+/// The answer to a recall: ranked hits, plus the branches that were skipped (internal
+/// telemetry; never part of the public result).
+#[derive(Debug, Clone)]
+pub struct Recall {
+    pub hits: Vec<RecallHit>,
+    pub degraded: Vec<Degradation>,
+}
+
+/// What `mnem status` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub ranking_profile_version: &'static str,
+    pub active_contract: Option<EmbeddingContract>,
+    pub recorded_contract: Option<EmbeddingContract>,
+    pub search_freshness: SearchFreshness,
+    pub last_degradation: Option<Degradation>,
+}
+
+pub struct Memory<S> {
+    store: S,
+    embedder: Option<Arc<dyn Embedder>>,
+    profile: RankingProfile,
+}
+
+impl<S: EvidenceStore + SearchIndex> Memory<S> {
+    /// Wraps a store with an embedder (`None` = lexical-only). With an embedder, its
+    /// contract must match the one the store records (or become it, for a new store);
+    /// otherwise this refuses with `ContractMismatch` until a reindex.
+    pub async fn open(store: S, embedder: Option<Arc<dyn Embedder>>) -> Result<Self> {
+        if let Some(embedder) = &embedder {
+            store.activate_contract(embedder.contract()).await?;
+        }
+        Ok(Self {
+            store,
+            embedder,
+            profile: DEFAULT_PROFILE,
+        })
+    }
+
+    /// Opens without checking the contract: for `status` and `reindex`, which must work
+    /// exactly when the contract does not match.
+    pub fn unchecked(store: S, embedder: Option<Arc<dyn Embedder>>) -> Self {
+        Self {
+            store,
+            embedder,
+            profile: DEFAULT_PROFILE,
+        }
+    }
+
+    pub fn with_profile(mut self, profile: RankingProfile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// Commits at once (full-text searchable on return); the vector is computed later by
+    /// the embedding worker.
+    pub async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Evidence> {
+        Ok(self.store.remember(actor, new).await?)
+    }
+
+    pub async fn recall(&self, actor: &Actor, query: RecallQuery) -> Result<Recall> {
+        let query = query.validated().map_err(StoreError::from)?;
+        let now = self.store.clock().now();
+        let plan = RecallPlan::new(query, now);
+        let mut degraded = Vec::new();
+
+        let query_vector = if plan.is_listing() {
+            None
+        } else {
+            match self.embed_query(&plan.query.query).await {
+                Ok(vector) => Some(vector),
+                Err(reason) if self.profile.vector_required => {
+                    return Err(ServiceError::Dependency {
+                        what: "query embedding",
+                        reason,
+                    })
+                }
+                Err(reason) => {
+                    degraded.push(self.degradation(Branch::Vector, reason));
+                    None
+                }
+            }
+        };
+
+        let pool = plan.branch_pool(&self.profile, query_vector.is_some());
+        let lexical = self.store.lexical_candidates(actor, &plan.query, now, pool);
+        let (lexical, vector) = match (&query_vector, &self.embedder) {
+            (Some(vector), Some(embedder)) => {
+                let vector_branch = self.store.vector_candidates(
+                    actor,
+                    &plan.query,
+                    vector,
+                    embedder.contract(),
+                    now,
+                    pool,
+                );
+                let (lexical, vector) = tokio::join!(lexical, vector_branch);
+                (lexical, Some(vector))
+            }
+            _ => (lexical.await, None),
+        };
+        // The full-text branch is required: its failure is the recall's failure.
+        let mut branches = vec![BranchCandidates {
+            branch: Branch::Lexical,
+            candidates: lexical?,
+        }];
+        match vector {
+            Some(Ok(candidates)) => branches.push(BranchCandidates {
+                branch: Branch::Vector,
+                candidates,
+            }),
+            Some(Err(err)) if self.profile.vector_required => return Err(err.into()),
+            Some(Err(err)) => degraded.push(self.degradation(Branch::Vector, err.to_string())),
+            None => {}
+        }
+        for degradation in &degraded {
+            // Lexical-only by configuration is expected; an outage is worth a warning.
+            if self.embedder.is_some() {
+                tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
+            } else {
+                tracing::debug!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
+            }
+            if let Err(err) = self.store.record_degradation(degradation.clone()).await {
+                tracing::warn!(%err, "could not record degradation");
+            }
+        }
+        let hits = rank(branches, &plan, actor, &self.profile);
+        Ok(Recall { hits, degraded })
+    }
+
+    fn degradation(&self, branch: Branch, reason: String) -> Degradation {
+        Degradation {
+            branch: match branch {
+                Branch::Lexical => "lexical".into(),
+                Branch::Vector => "vector".into(),
+            },
+            reason,
+            at: self.store.clock().now(),
+        }
+    }
+
+    /// One embedding of the query text, off the async executor.
+    async fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        let embedder = self
+            .embedder
+            .clone()
+            .ok_or_else(|| "no embedding provider configured (lexical-only)".to_string())?;
+        let text = text.to_string();
+        let mut vectors = tokio::task::spawn_blocking(move || embedder.embed(&[text.as_str()]))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        vectors
+            .pop()
+            .ok_or_else(|| "provider returned no vector".to_string())
+    }
+
+    pub async fn status(&self) -> Result<Status> {
+        let now = self.store.clock().now();
+        Ok(Status {
+            ranking_profile_version: self.profile.version,
+            active_contract: self.embedder.as_ref().map(|e| e.contract().clone()),
+            recorded_contract: self.store.recorded_contract().await?,
+            search_freshness: self.store.freshness(now).await?,
+            last_degradation: self.store.last_degradation().await?,
+        })
+    }
+
+    /// Switches the store to the active embedder's contract and re-embeds everything.
+    pub async fn reindex(&self) -> Result<EmbedReport> {
+        let embedder = self.embedder.as_ref().ok_or(ServiceError::Dependency {
+            what: "embedding provider",
+            reason: "reindex needs an embedder; none is configured".into(),
+        })?;
+        self.store.reindex(embedder.contract()).await?;
+        self.embed_pending().await
+    }
+}

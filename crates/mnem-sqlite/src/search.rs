@@ -1,0 +1,187 @@
+//! Derived search state: the active embedding contract, the embedding queue and its
+//! vectors, and branch-degradation records. Nothing here is authoritative: a lost vector
+//! is re-made from evidence.
+
+use mnem_core::{EmbeddingContract, EvidenceId, TeamId, Timestamp};
+use mnem_store::{Degradation, PendingDocument, Result, SearchFreshness, StoreError};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use crate::rows::UuidBytes;
+use crate::DbResult;
+
+const CONTRACT_KEY: &str = "embedding_contract";
+const DEGRADATION_KEY: &str = "last_degradation";
+
+fn meta<T: serde::de::DeserializeOwned>(conn: &Connection, key: &str) -> Result<Option<T>> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT value FROM store_meta WHERE key = ?1",
+            params![key],
+            |row| row.get(0),
+        )
+        .optional()
+        .db()?;
+    text.map(|t| serde_json::from_str(&t).map_err(StoreError::backend))
+        .transpose()
+}
+
+fn set_meta<T: serde::Serialize>(conn: &Connection, key: &str, value: &T) -> Result<()> {
+    let text = serde_json::to_string(value).map_err(StoreError::backend)?;
+    conn.execute(
+        "INSERT INTO store_meta (key, value) VALUES (?1, ?2) \
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![key, text],
+    )
+    .db()?;
+    Ok(())
+}
+
+pub fn recorded_contract(conn: &Connection) -> Result<Option<EmbeddingContract>> {
+    meta(conn, CONTRACT_KEY)
+}
+
+pub fn activate_contract(tx: &Transaction<'_>, contract: &EmbeddingContract) -> Result<()> {
+    match recorded_contract(tx)? {
+        Some(stored) if stored != *contract => Err(StoreError::ContractMismatch {
+            stored: stored.to_string(),
+            active: contract.to_string(),
+        }),
+        Some(_) => Ok(()),
+        None => set_meta(tx, CONTRACT_KEY, contract),
+    }
+}
+
+pub fn reindex(tx: &Transaction<'_>, contract: &EmbeddingContract, now: Timestamp) -> Result<u64> {
+    set_meta(tx, CONTRACT_KEY, contract)?;
+    let queued = tx
+        .execute(
+            "UPDATE search_documents SET state = 'pending', attempts = 0, last_error = NULL, \
+             enqueued_at = ?1, updated_at = ?1",
+            params![now.as_micros()],
+        )
+        .db()?;
+    Ok(queued as u64)
+}
+
+/// Queues a new evidence document for embedding, in the writer's transaction.
+pub fn enqueue(tx: &Transaction<'_>, doc: i64, team: TeamId, now: Timestamp) -> Result<()> {
+    tx.execute(
+        "INSERT INTO search_documents (doc, team_id, state, enqueued_at, updated_at) \
+         VALUES (?1, ?2, 'pending', ?3, ?3)",
+        params![doc, team.as_bytes(), now.as_micros()],
+    )
+    .db()?;
+    Ok(())
+}
+
+pub fn pending_documents(conn: &Connection, limit: usize) -> Result<Vec<PendingDocument>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT e.team_id, e.evidence_id, t.content FROM search_documents sd \
+             JOIN evidence e ON e.doc = sd.doc \
+             JOIN evidence_content t ON t.doc = sd.doc AND t.team_id = e.team_id \
+             WHERE sd.state = 'pending' AND e.state = 'current' \
+             ORDER BY sd.enqueued_at, sd.doc LIMIT ?1",
+        )
+        .db()?;
+    let rows = stmt
+        .query_map(params![limit as i64], |row| {
+            Ok(PendingDocument {
+                team: TeamId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+                id: EvidenceId::from_bytes(row.get::<_, UuidBytes>(1)?.0),
+                text: row.get(2)?,
+            })
+        })
+        .db()?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().db()
+}
+
+const DOC_OF: &str = "(SELECT doc FROM evidence WHERE team_id = ?1 AND evidence_id = ?2)";
+
+pub fn store_vectors(
+    tx: &Transaction<'_>,
+    contract: &EmbeddingContract,
+    vectors: &[(PendingDocument, Vec<f32>)],
+    now: Timestamp,
+) -> Result<()> {
+    let key = contract.key();
+    let mut update = tx
+        .prepare_cached(&format!(
+            "UPDATE search_documents SET state = 'current', contract = ?3, vector = ?4, \
+             last_error = NULL, updated_at = ?5 WHERE doc = {DOC_OF}"
+        ))
+        .db()?;
+    for (doc, vector) in vectors {
+        let blob: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        update
+            .execute(params![
+                doc.team.as_bytes(),
+                doc.id.as_bytes(),
+                key,
+                blob,
+                now.as_micros()
+            ])
+            .db()?;
+    }
+    Ok(())
+}
+
+pub fn record_failures(
+    tx: &Transaction<'_>,
+    failures: &[(PendingDocument, String)],
+    max_attempts: u32,
+    now: Timestamp,
+) -> Result<()> {
+    let mut update = tx
+        .prepare_cached(&format!(
+            "UPDATE search_documents SET attempts = attempts + 1, last_error = ?3, \
+             updated_at = ?4, \
+             state = CASE WHEN attempts + 1 >= ?5 THEN 'failed' ELSE 'pending' END \
+             WHERE doc = {DOC_OF}"
+        ))
+        .db()?;
+    for (doc, error) in failures {
+        update
+            .execute(params![
+                doc.team.as_bytes(),
+                doc.id.as_bytes(),
+                error,
+                now.as_micros(),
+                max_attempts
+            ])
+            .db()?;
+    }
+    Ok(())
+}
+
+pub fn freshness(conn: &Connection, now: Timestamp) -> Result<SearchFreshness> {
+    conn.query_row(
+        "SELECT \
+           COALESCE(SUM(sd.state = 'pending'), 0), \
+           COALESCE(SUM(sd.state = 'failed'), 0), \
+           COALESCE(SUM(sd.state = 'current'), 0), \
+           MIN(CASE WHEN sd.state = 'pending' THEN sd.enqueued_at END) \
+         FROM search_documents sd JOIN evidence e ON e.doc = sd.doc \
+         WHERE e.state = 'current'",
+        [],
+        |row| {
+            let oldest: Option<i64> = row.get(3)?;
+            Ok(SearchFreshness {
+                pending_document_count: row.get::<_, i64>(0)? as u64,
+                failed_document_count: row.get::<_, i64>(1)? as u64,
+                current_document_count: row.get::<_, i64>(2)? as u64,
+                oldest_pending_age_seconds: oldest
+                    .map(|t| (now.as_micros() - t).max(0) / Timestamp::MICROS_PER_SECOND),
+            })
+        },
+    )
+    .db()
+}
+
+pub fn record_degradation(conn: &Connection, degradation: &Degradation) -> Result<()> {
+    set_meta(conn, DEGRADATION_KEY, degradation)
+}
+
+pub fn last_degradation(conn: &Connection) -> Result<Option<Degradation>> {
+    meta(conn, DEGRADATION_KEY)
+}
