@@ -1,0 +1,243 @@
+//! The degradation contract of seed 000, one test per row, plus the embedding worker and
+//! the OpenAI-compatible provider against a fake local endpoint (a remote embedding API
+//! is the one thing that cannot exist here).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mnem_conformance::vector_cases::builtin;
+use mnem_core::{Actor, ManualClock, NewEvidence, RecallQuery, Timestamp, DEFAULT_PROFILE};
+use mnem_embed::{Embedder, OpenAiCompatible, OpenAiConfig};
+use mnem_service::{spawn_worker, Memory, ServiceError, MAX_EMBED_ATTEMPTS};
+use mnem_sqlite::SqliteStore;
+use mnem_store::{EvidenceStore, SearchIndex};
+
+fn clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(
+        Timestamp::from_seconds(1_700_000_000),
+        1_000,
+    ))
+}
+
+/// An OpenAI-compatible endpoint on a port nothing listens on.
+fn unreachable_provider() -> Arc<dyn Embedder> {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    }; // dropped: the port is closed again
+    Arc::new(OpenAiCompatible::new(OpenAiConfig {
+        base_url: format!("http://127.0.0.1:{port}"),
+        model: "absent".into(),
+        dims: 384,
+        api_key: None,
+    }))
+}
+
+async fn store_with_note() -> (SqliteStore, Actor) {
+    let store = SqliteStore::open_in_memory(clock()).unwrap();
+    let actor = store.open_team("t").await.unwrap();
+    store
+        .remember(&actor, NewEvidence::new("the backup job runs nightly"))
+        .await
+        .unwrap();
+    (store, actor)
+}
+
+#[tokio::test]
+async fn required_query_embedding_unavailable_is_a_dependency_error() {
+    let (store, actor) = store_with_note().await;
+    let mut profile = DEFAULT_PROFILE;
+    profile.vector_required = true;
+    let memory = Memory::open(store, Some(unreachable_provider()))
+        .await
+        .unwrap()
+        .with_profile(profile);
+    let result = memory.recall(&actor, RecallQuery::text("backup")).await;
+    assert!(
+        matches!(
+            result,
+            Err(ServiceError::Dependency {
+                what: "query embedding",
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn optional_vector_branch_unavailable_answers_from_full_text_and_records_it() {
+    let (store, actor) = store_with_note().await;
+    let memory = Memory::open(store, Some(unreachable_provider()))
+        .await
+        .unwrap();
+    let recall = memory
+        .recall(&actor, RecallQuery::text("backup"))
+        .await
+        .unwrap();
+    assert_eq!(recall.hits.len(), 1, "full-text still answers");
+    assert_eq!(recall.degraded.len(), 1);
+    assert_eq!(recall.degraded[0].branch, "vector");
+    let status = memory.status().await.unwrap();
+    let recorded = status.last_degradation.expect("recorded for status");
+    assert_eq!(recorded.branch, "vector");
+    assert!(recorded.reason.contains("127.0.0.1"), "{}", recorded.reason);
+}
+
+#[tokio::test]
+async fn no_embedder_is_lexical_only_and_reported_degraded() {
+    let (store, actor) = store_with_note().await;
+    let memory = Memory::open(store, None).await.unwrap();
+    let recall = memory
+        .recall(&actor, RecallQuery::text("backup"))
+        .await
+        .unwrap();
+    assert_eq!(recall.hits.len(), 1);
+    assert_eq!(recall.degraded[0].branch, "vector");
+}
+
+#[tokio::test]
+async fn required_full_text_failure_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnem.db");
+    let store = SqliteStore::open(&path, clock()).unwrap();
+    let actor = store.open_team("t").await.unwrap();
+    store
+        .remember(&actor, NewEvidence::new("the backup job runs nightly"))
+        .await
+        .unwrap();
+    // Break the full-text index underneath the store, as corruption would.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE evidence_fts").unwrap();
+    drop(conn);
+    let memory = Memory::open(store, None).await.unwrap();
+    let result = memory.recall(&actor, RecallQuery::text("backup")).await;
+    assert!(matches!(result, Err(ServiceError::Store(_))), "{result:?}");
+}
+
+#[tokio::test]
+async fn failing_embeddings_are_retried_a_bounded_number_of_times() {
+    let (store, _actor) = store_with_note().await;
+    let memory = Memory::open(store.clone(), Some(unreachable_provider()))
+        .await
+        .unwrap();
+    for pass in 1..=MAX_EMBED_ATTEMPTS {
+        let report = memory.embed_pending().await.unwrap();
+        assert_eq!(
+            report.failed_attempts, 1,
+            "pass {pass} tries once and stops"
+        );
+    }
+    let fresh = store
+        .freshness(Timestamp::from_seconds(1_700_000_100))
+        .await
+        .unwrap();
+    assert_eq!(fresh.pending_document_count, 0);
+    assert_eq!(fresh.failed_document_count, 1, "given up after the bound");
+    assert_eq!(memory.embed_pending().await.unwrap().failed_attempts, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_worker_embeds_new_writes() {
+    let store = SqliteStore::open_in_memory(clock()).unwrap();
+    let actor = store.open_team("t").await.unwrap();
+    let memory = Arc::new(Memory::open(store.clone(), Some(builtin())).await.unwrap());
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let worker = spawn_worker(
+        Arc::clone(&memory),
+        Arc::clone(&wake),
+        Duration::from_secs(60),
+    );
+    memory
+        .remember(&actor, NewEvidence::new("The cat sits outside"))
+        .await
+        .unwrap();
+    wake.notify_one();
+    let mut current = 0;
+    for _ in 0..200 {
+        current = store
+            .freshness(Timestamp::from_seconds(1_800_000_000))
+            .await
+            .unwrap()
+            .current_document_count;
+        if current == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.abort();
+    assert_eq!(current, 1, "the worker embedded the write");
+}
+
+/// Serves one `/v1/embeddings` request with fixed vectors, answering out of order (the
+/// API allows it), and returns the request body it received.
+fn fake_openai_endpoint(vectors: Vec<Vec<f32>>) -> (String, std::thread::JoinHandle<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let data: Vec<serde_json::Value> = vectors
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(index, v)| serde_json::json!({ "index": index, "embedding": v }))
+            .collect();
+        let response = serde_json::json!({ "data": data }).to_string();
+        let mut stream = stream;
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+            response.len(),
+            response
+        )
+        .unwrap();
+        String::from_utf8(body).unwrap()
+    });
+    (url, handle)
+}
+
+#[test]
+fn fake_openai_endpoint_vectors_come_back_in_input_order_and_normalised() {
+    let (url, server) = fake_openai_endpoint(vec![vec![3.0, 4.0], vec![0.0, 2.0]]);
+    let provider = OpenAiCompatible::new(OpenAiConfig {
+        base_url: url,
+        model: "test-model".into(),
+        dims: 2,
+        api_key: Some("secret".into()),
+    });
+    let vectors = provider.embed(&["first", "second"]).unwrap();
+    assert_eq!(vectors, vec![vec![0.6, 0.8], vec![0.0, 1.0]]);
+    let request: serde_json::Value = serde_json::from_str(&server.join().unwrap()).unwrap();
+    assert_eq!(request["model"], "test-model");
+    assert_eq!(request["input"], serde_json::json!(["first", "second"]));
+    assert_eq!(provider.contract().provider, "openai-compatible");
+}
+
+#[test]
+fn fake_openai_endpoint_wrong_width_is_refused() {
+    let (url, server) = fake_openai_endpoint(vec![vec![1.0, 0.0, 0.0]]);
+    let provider = OpenAiCompatible::new(OpenAiConfig {
+        base_url: url,
+        model: "m".into(),
+        dims: 2,
+        api_key: None,
+    });
+    assert!(provider.embed(&["x"]).is_err());
+    server.join().unwrap();
+}
