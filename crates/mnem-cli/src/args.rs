@@ -71,6 +71,21 @@ pub enum Command {
     Status,
     /// Re-embed every document with the active embedder (needed to switch models).
     Reindex,
+    /// Measure write, embedding and recall speed on real conversation turns.
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchCommand {
+    /// LongMemEval-S JSON (instances with haystack_sessions).
+    #[arg(long, default_value = "../shared/data/longmemeval_s_dev.json")]
+    pub data: PathBuf,
+    /// Distinct turns to write.
+    #[arg(long, default_value_t = 10_000)]
+    pub items: usize,
+    /// Questions to recall with.
+    #[arg(long, default_value_t = 50)]
+    pub queries: usize,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 //! in `render`; the work itself is the store's and the core's.
 
 mod args;
+mod bench;
 mod render;
 
 use std::io::Read;
@@ -119,6 +120,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Remember(args) => Some(read_text(&args.text)?),
         _ => None,
     };
+    if let Command::Bench(args) = &cli.command {
+        // Measures on its own temporary store; never touches the user's.
+        return bench::run(bench::BenchArgs {
+            data: args.data.clone(),
+            items: args.items,
+            queries: args.queries,
+            embedder: embedder(&cli)?,
+        })
+        .await;
+    }
     let path = store_path(cli.db.clone())?;
     let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
     let actor = store.open_team(&cli.team).await?;
@@ -154,6 +165,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let memory = Memory::unchecked(store, embedder(&cli)?);
             render::status(&memory.status().await?, cli.json);
         }
+        Command::Bench(_) => {} // ran above, before any store was opened
         Command::Reindex => {
             let memory = Memory::unchecked(store, embedder(&cli)?);
             let report = memory.reindex().await?;

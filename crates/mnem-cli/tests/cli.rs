@@ -308,3 +308,84 @@ fn text_starting_with_a_hyphen_is_text_not_a_flag() {
     assert_eq!(recalled["results"][0]["kind"], "fact");
     assert_eq!(store.listing_len(), 2);
 }
+
+#[test]
+fn a_written_item_has_its_vector_when_the_command_exits() {
+    let store = Store::new();
+    store.ok(&["remember", "The cat sits outside"]);
+    let status = store.json(&["status"]);
+    let fresh = &status["search_freshness"];
+    assert_eq!(fresh["current_document_count"], 1, "{status}");
+    assert_eq!(fresh["pending_document_count"], 0, "{status}");
+    assert_eq!(status["active_contract"]["model"], "all-MiniLM-L6-v2");
+    assert_eq!(status["recorded_contract"], status["active_contract"]);
+}
+
+#[test]
+fn a_paraphrase_with_no_shared_words_is_recalled_first() {
+    let store = Store::new();
+    for text in [
+        "Quarterly tax filing deadline moved",
+        "The cat sits outside",
+        "Buy more printer paper",
+    ] {
+        store.ok(&["remember", text]);
+    }
+    let recalled = store.json(&["recall", "feline resting outdoors"]);
+    assert_eq!(recalled["results"][0]["context"], "The cat sits outside");
+}
+
+#[test]
+fn switching_embedding_models_is_refused_until_reindex() {
+    let store = Store::new();
+    store.ok(&["remember", "embedded with the built-in model"]);
+    let switched = [
+        "--embedder",
+        "openai",
+        "--embed-url",
+        "http://127.0.0.1:9",
+        "--embed-model",
+        "other-model",
+        "--embed-dims",
+        "8",
+    ];
+    let mut args = switched.to_vec();
+    args.extend(["recall", "model"]);
+    let out = store.run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("mnem reindex"), "{stderr}");
+    let mut status = vec!["--json"];
+    status.extend(switched);
+    status.push("status");
+    let status: Value = serde_json::from_slice(&store.run(&status).stdout).expect("json");
+    assert_eq!(status["recorded_contract"]["model"], "all-MiniLM-L6-v2");
+    assert_eq!(status["active_contract"]["model"], "other-model");
+}
+
+#[test]
+fn lexical_only_recall_works_without_an_embedder() {
+    let store = Store::new();
+    store.ok(&["--embedder", "none", "remember", "plain full-text note"]);
+    let recalled = store.json(&["--embedder", "none", "recall", "note"]);
+    assert_eq!(recalled["results"][0]["context"], "plain full-text note");
+    let status = store.json(&["--embedder", "none", "status"]);
+    assert_eq!(status["search_freshness"]["pending_document_count"], 1);
+    assert_eq!(status["last_degradation"]["branch"], "vector");
+}
+
+#[test]
+fn context_bytes_bounds_the_returned_text() {
+    let store = Store::new();
+    store.ok(&["remember", &"budget ".repeat(200)]);
+    store.ok(&["remember", &"budget ".repeat(200)]);
+    let recalled = store.json(&["recall", "budget", "--context-bytes", "300"]);
+    let total: usize = recalled["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["context"].as_str().expect("context").len())
+        .sum();
+    assert!(total <= 300, "{total} bytes returned");
+    assert!(total > 0);
+}
