@@ -36,11 +36,7 @@ fn runtime(err: impl std::fmt::Display) -> Failure {
 
 /// Distinct turns in haystack order (sessions shared between questions count once), then
 /// the questions with their dates.
-fn load(
-    path: &Path,
-    items: usize,
-    queries: usize,
-) -> Result<(Vec<Turn>, Vec<Question>), Failure> {
+fn load(path: &Path, items: usize, queries: usize) -> Result<(Vec<Turn>, Vec<Question>), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Input(format!("data: cannot read {}: {e}", path.display())))?;
     let instances: Vec<Value> = serde_json::from_str(&text).map_err(runtime)?;

@@ -9,6 +9,7 @@ use mnem_core::{
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
+use crate::ann::{AnnIndexes, Plan};
 use crate::fts::match_expression;
 use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
 
@@ -161,22 +162,20 @@ pub fn lexical(
     rows.collect()
 }
 
-/// The vector branch by exact scan: every eligible current vector under the contract is
-/// compared with the query. Exact is the oracle any approximate index is measured by.
-pub fn vector(
-    conn: &Connection,
+/// Eligible documents with a current vector under the contract, selecting `columns`.
+fn vector_eligibility(
+    columns: &str,
     actor: &Actor,
     query: &RecallQuery,
-    query_vector: &[f32],
     contract_key: &str,
     now: Timestamp,
-    pool: usize,
-) -> rusqlite::Result<Vec<Candidate>> {
+) -> Statement {
     let mut stmt = Statement {
-        sql: "SELECT e.doc, sd.vector FROM search_documents sd \
-              JOIN evidence e ON e.doc = sd.doc \
-              WHERE sd.state = 'current'"
-            .to_string(),
+        sql: format!(
+            "SELECT {columns} FROM search_documents sd \
+             JOIN evidence e ON e.doc = sd.doc \
+             WHERE sd.state = 'current'"
+        ),
         params: Vec::new(),
     };
     stmt.push(
@@ -188,7 +187,46 @@ pub fn vector(
         Value::Blob(actor.team.as_bytes().to_vec()),
     );
     push_eligibility(&mut stmt, actor, query, now);
+    stmt
+}
 
+/// The vector branch. Eligibility is always exact (SQL); similarity is exact by scan for
+/// small teams and selective filters (the oracle), and approximate by the team's HNSW
+/// graph when `ann` is enabled and the team is large.
+#[allow(clippy::too_many_arguments)]
+pub fn vector(
+    conn: &Connection,
+    actor: &Actor,
+    query: &RecallQuery,
+    query_vector: &[f32],
+    contract_key: &str,
+    now: Timestamp,
+    pool: usize,
+    ann: Option<(&AnnIndexes, usize)>,
+) -> rusqlite::Result<Vec<Candidate>> {
+    if let Some((indexes, threshold)) = ann {
+        let stmt = vector_eligibility("e.doc", actor, query, contract_key, now);
+        let mut prepared = conn.prepare_cached(&stmt.sql)?;
+        let mut eligible: Vec<usize> = prepared
+            .query_map(rusqlite::params_from_iter(stmt.params), |row| {
+                row.get::<_, i64>(0).map(|doc| doc as usize)
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        eligible.sort_unstable();
+        let plan = indexes.search(
+            conn,
+            actor.team,
+            contract_key,
+            threshold,
+            &eligible,
+            query_vector,
+            pool,
+        )?;
+        if let Plan::Approximate(found) = plan {
+            return hydrate(conn, &found);
+        }
+    }
+    let stmt = vector_eligibility("e.doc, sd.vector", actor, query, contract_key, now);
     let mut scored: Vec<(f32, i64)> = Vec::new();
     let mut prepared = conn.prepare_cached(&stmt.sql)?;
     let mut rows = prepared.query(rusqlite::params_from_iter(stmt.params))?;

@@ -5,6 +5,7 @@
 //! Architecture invariant: every statement filters on `team_id`, and no user text is ever
 //! spliced into SQL or read as FTS5 syntax.
 
+mod ann;
 mod candidates;
 mod fts;
 mod migrations;
@@ -47,6 +48,9 @@ impl<T> DbResult<T> for rusqlite::Result<T> {
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     clock: Arc<dyn Clock>,
+    /// Approximate vector search for teams with at least this many vectors; `None` scans
+    /// exactly. Worth it only in long-lived processes: the graph is built in memory.
+    ann: Option<(Arc<ann::AnnIndexes>, usize)>,
 }
 
 impl SqliteStore {
@@ -74,7 +78,21 @@ impl SqliteStore {
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             clock,
+            ann: None,
         })
+    }
+
+    /// Documents in this store's in-memory vector graphs (0 when ANN is off or unused).
+    pub fn ann_indexed_documents(&self) -> usize {
+        self.ann
+            .as_ref()
+            .map_or(0, |(indexes, _)| indexes.indexed_documents())
+    }
+
+    /// Enables the HNSW vector index for teams with at least `threshold` current vectors.
+    pub fn with_ann_threshold(mut self, threshold: usize) -> Self {
+        self.ann = Some((Arc::new(ann::AnnIndexes::default()), threshold));
+        self
     }
 
     /// Runs `work` with the connection on the blocking pool.
@@ -337,8 +355,12 @@ impl SearchIndex for SqliteStore {
         let query = query.clone();
         let vector = vector.to_vec();
         let key = contract.key();
+        let ann = self.ann.clone();
         self.with_conn(move |conn| {
-            candidates::vector(conn, &actor, &query, &vector, &key, now, pool).db()
+            let ann = ann
+                .as_ref()
+                .map(|(indexes, threshold)| (indexes.as_ref(), *threshold));
+            candidates::vector(conn, &actor, &query, &vector, &key, now, pool, ann).db()
         })
         .await
     }

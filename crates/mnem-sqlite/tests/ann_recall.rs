@@ -1,0 +1,148 @@
+//! The HNSW vector branch against the exact-scan oracle on a multi-team corpus, with and
+//! without selectors. The vectors are synthetic (clustered, unit length): this measures
+//! the index, not the embedding model, and needs thousands of vectors per team.
+
+use std::sync::Arc;
+
+use mnem_core::{Actor, EmbeddingContract, ManualClock, NewEvidence, RecallQuery, Timestamp};
+use mnem_sqlite::SqliteStore;
+use mnem_store::{EvidenceStore, SearchIndex};
+
+const PER_TEAM: usize = 3_000;
+const DIMS: usize = 64;
+const CLUSTERS: usize = 40;
+const QUERIES: usize = 30;
+const K: usize = 10;
+const START: i64 = 1_700_000_000;
+
+/// xorshift64*: a dependency-free, seeded source of test vectors.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+
+    fn unit(&mut self, around: Option<&[f32]>, spread: f32) -> Vec<f32> {
+        let mut v: Vec<f32> = (0..DIMS)
+            .map(|i| around.map_or(0.0, |c| c[i]) + spread * self.next())
+            .collect();
+        mnem_core::embedding::l2_normalise(&mut v);
+        v
+    }
+}
+
+fn contract() -> EmbeddingContract {
+    EmbeddingContract {
+        provider: "test".into(),
+        model: "synthetic-clusters".into(),
+        dims: DIMS,
+        normalization: "l2".into(),
+        version: 1,
+    }
+}
+
+async fn fill(store: &SqliteStore, actor: &Actor, rng: &mut Rng, centers: &[Vec<f32>]) {
+    for i in 0..PER_TEAM {
+        let mut new = NewEvidence::new(format!("document {i}"));
+        new.kind = Some(if i % 2 == 0 { "fact" } else { "decision" }.into());
+        new.observed_at = Some(Timestamp::from_seconds(START + i as i64));
+        store.remember(actor, new).await.unwrap();
+    }
+    loop {
+        let pending = store.pending_documents(500).await.unwrap();
+        let pending: Vec<_> = pending.into_iter().filter(|d| d.team == actor.team).collect();
+        if pending.is_empty() {
+            break;
+        }
+        let vectors = pending
+            .into_iter()
+            .map(|doc| {
+                let center = &centers[(rng.next().abs() * CLUSTERS as f32) as usize % CLUSTERS];
+                (doc, rng.unit(Some(center), 0.35))
+            })
+            .collect();
+        store.store_vectors(&contract(), vectors).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtered_ann_recall_at_10_matches_the_exact_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ann.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
+    let exact = SqliteStore::open(&path, clock.clone()).unwrap();
+    let approximate = SqliteStore::open(&path, clock.clone())
+        .unwrap()
+        .with_ann_threshold(1_000);
+    exact.activate_contract(&contract()).await.unwrap();
+
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
+    let teams = [
+        exact.open_team("red").await.unwrap(),
+        exact.open_team("blue").await.unwrap(),
+    ];
+    for actor in &teams {
+        fill(&exact, actor, &mut rng, &centers).await;
+    }
+
+    let now = Timestamp::from_seconds(START + 10 * PER_TEAM as i64);
+    let selectors = [
+        ("no selector", RecallQuery::text("x")),
+        (
+            "kind",
+            RecallQuery {
+                kinds: vec!["fact".into()],
+                ..RecallQuery::text("x")
+            },
+        ),
+        (
+            "window",
+            RecallQuery {
+                since: Some(Timestamp::from_seconds(START)),
+                until: Some(Timestamp::from_seconds(START + PER_TEAM as i64 / 2)),
+                ..RecallQuery::text("x")
+            },
+        ),
+    ];
+    for (name, query) in &selectors {
+        let (mut found, mut wanted) = (0, 0);
+        for actor in &teams {
+            for _ in 0..QUERIES {
+                let center = &centers[(rng.next().abs() * CLUSTERS as f32) as usize % CLUSTERS];
+                let q = rng.unit(Some(center), 0.35);
+                let oracle = exact
+                    .vector_candidates(actor, query, &q, &contract(), now, K)
+                    .await
+                    .unwrap();
+                let approx = approximate
+                    .vector_candidates(actor, query, &q, &contract(), now, K)
+                    .await
+                    .unwrap();
+                assert!(
+                    approx.iter().all(|c| c.evidence.team == actor.team
+                        && query.admits(&c.evidence, actor, now)),
+                    "{name}: the approximate branch returned an ineligible document"
+                );
+                wanted += oracle.len();
+                found += approx
+                    .iter()
+                    .filter(|a| oracle.iter().any(|o| o.evidence.id == a.evidence.id))
+                    .count();
+            }
+        }
+        let recall = found as f64 / wanted as f64;
+        eprintln!("{name}: filtered ANN recall@{K} = {recall:.4}");
+        assert!(recall >= 0.98, "{name}: recall@{K} {recall:.4} < 0.98");
+    }
+    assert_eq!(
+        approximate.ann_indexed_documents(),
+        2 * PER_TEAM,
+        "the graph path ran, one graph per team"
+    );
+}
