@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mnem_core::{NewEvidence, RecallQuery, SourceType, Timestamp};
+use mnem_core::{Actor, NewEvidence, RecallQuery, SourceType, Timestamp};
 use mnem_embed::Embedder;
 use mnem_service::Memory;
 use mnem_sqlite::SqliteStore;
@@ -104,10 +104,38 @@ fn median_ms(mut samples: Vec<f64>) -> f64 {
     samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// Median latency of recalling every question three times.
+async fn recall_ms(
+    memory: &Memory<SqliteStore>,
+    actor: &Actor,
+    questions: &[Question],
+    label: &str,
+) -> Result<(), Failure> {
+    let mut samples = Vec::new();
+    for _ in 0..3 {
+        for (question, asked_at) in questions {
+            let query = RecallQuery {
+                request_time: Some(*asked_at),
+                ..RecallQuery::text(question.clone())
+            };
+            let start = Instant::now();
+            memory.recall(actor, query).await?;
+            samples.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    println!(
+        "recall, {label}: median {:.1} ms over {} recalls",
+        median_ms(samples.clone()),
+        samples.len()
+    );
+    Ok(())
+}
+
 pub async fn run(args: BenchArgs) -> Result<(), Failure> {
     let (turns, questions) = load(&args.data, args.items, args.queries)?;
     let dir = tempfile::tempdir().map_err(runtime)?;
-    let store = SqliteStore::open(&dir.path().join("bench.db"), Arc::new(SystemClock))?;
+    let path = dir.path().join("bench.db");
+    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
     let actor = store.open_team("bench").await?;
     let memory = Memory::open(store.clone(), args.embedder.clone()).await?;
     let lexical_only = Memory::unchecked(store, None);
@@ -168,30 +196,22 @@ pub async fn run(args: BenchArgs) -> Result<(), Failure> {
         println!("query embedding: median {:.1} ms", median_ms(query_ms));
     }
 
-    for (label, m) in [
-        ("hybrid (lexical + vector)", &memory),
-        ("lexical only", &lexical_only),
-    ] {
-        if label.starts_with("hybrid") && args.embedder.is_none() {
-            continue;
-        }
-        let mut samples = Vec::new();
-        for _ in 0..3 {
-            for (question, asked_at) in &questions {
-                let query = RecallQuery {
-                    request_time: Some(*asked_at),
-                    ..RecallQuery::text(question.clone())
-                };
-                let start = Instant::now();
-                m.recall(&actor, query).await?;
-                samples.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
+    if args.embedder.is_some() {
+        recall_ms(&memory, &actor, &questions, "hybrid, exact vector scan").await?;
+        let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
+        let ann = Memory::open(ann_store, args.embedder.clone()).await?;
+        let start = Instant::now();
+        let question = questions
+            .first()
+            .map(|(q, _)| q.clone())
+            .unwrap_or_default();
+        ann.recall(&actor, RecallQuery::text(question)).await?;
         println!(
-            "recall, {label}: median {:.1} ms over {} recalls",
-            median_ms(samples.clone()),
-            samples.len()
+            "HNSW graph build on first vector query: {:.1}s",
+            start.elapsed().as_secs_f64()
         );
+        recall_ms(&ann, &actor, &questions, "hybrid, HNSW vector index").await?;
     }
+    recall_ms(&lexical_only, &actor, &questions, "lexical only").await?;
     Ok(())
 }

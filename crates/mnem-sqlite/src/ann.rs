@@ -63,7 +63,12 @@ impl AnnIndexes {
         let graphs = self.graphs.lock().unwrap_or_else(PoisonError::into_inner);
         graphs
             .values()
-            .map(|g| g.lock().unwrap_or_else(PoisonError::into_inner).indexed.len())
+            .map(|g| {
+                g.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .indexed
+                    .len()
+            })
             .sum()
     }
 

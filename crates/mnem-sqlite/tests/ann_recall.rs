@@ -55,7 +55,10 @@ async fn fill(store: &SqliteStore, actor: &Actor, rng: &mut Rng, centers: &[Vec<
     }
     loop {
         let pending = store.pending_documents(500).await.unwrap();
-        let pending: Vec<_> = pending.into_iter().filter(|d| d.team == actor.team).collect();
+        let pending: Vec<_> = pending
+            .into_iter()
+            .filter(|d| d.team == actor.team)
+            .collect();
         if pending.is_empty() {
             break;
         }
@@ -125,8 +128,10 @@ async fn filtered_ann_recall_at_10_matches_the_exact_oracle() {
                     .await
                     .unwrap();
                 assert!(
-                    approx.iter().all(|c| c.evidence.team == actor.team
-                        && query.admits(&c.evidence, actor, now)),
+                    approx
+                        .iter()
+                        .all(|c| c.evidence.team == actor.team
+                            && query.admits(&c.evidence, actor, now)),
                     "{name}: the approximate branch returned an ineligible document"
                 );
                 wanted += oracle.len();
