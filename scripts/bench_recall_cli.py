@@ -2,8 +2,10 @@
 """Recall latency of the `mnem` binary on a store of N real conversation turns.
 
 Fills a fresh store with the first N turns of LongMemEval-S (../shared/data) through
-`mnem remember` (one process per item, as a user would), then times `mnem recall` for
-the benchmark's own questions as whole processes. Prints medians; nothing here is a test.
+`mnem remember` (one process per item, as a user would; lexical-only, so the write path
+is measured without the embedding model), then times `mnem recall` for the benchmark's
+own questions as whole processes. Prints medians; nothing here is a test. In-process
+figures, with embeddings, come from `mnem bench`.
 
     python3 scripts/bench_recall_cli.py --items 10000 [--mnem target/release/mnem]
 """
@@ -59,7 +61,7 @@ def main():
         start = time.perf_counter()
         for n, (content, stamp, sid) in enumerate(turns(instances, args.items), 1):
             subprocess.run(
-                [args.mnem, "--db", db, "remember", content, "--observed-at", stamp,
+                [args.mnem, "--db", db, "--embedder", "none", "remember", content, "--observed-at", stamp,
                  "--source-type", "conversation", "--source", f"lme:{sid}"],
                 check=True, stdout=subprocess.DEVNULL)
             if n % 1000 == 0:
@@ -71,10 +73,11 @@ def main():
     questions = [inst["question"] for inst in instances[: args.queries]]
     samples = []
     for q in questions:
-        subprocess.run([args.mnem, "--db", db, "recall", q], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([args.mnem, "--db", db, "--embedder", "none", "recall", q], check=True, stdout=subprocess.DEVNULL)
         for _ in range(args.runs):
             start = time.perf_counter()
-            subprocess.run([args.mnem, "--db", db, "--json", "recall", q], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([args.mnem, "--db", db, "--embedder", "none", "--json", "recall", q],
+                           check=True, stdout=subprocess.DEVNULL)
             samples.append((time.perf_counter() - start) * 1000)
     noop = []
     for _ in range(args.runs):
