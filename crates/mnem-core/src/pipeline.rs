@@ -210,7 +210,7 @@ fn unranked(branches: Vec<BranchCandidates>) -> Vec<RecallHit> {
 
 /// Reciprocal rank fusion keyed by evidence id, each id counted once per branch (at its
 /// best position), normalised by the best attainable sum so a result first in every
-/// branch scores 1.
+/// branch scores 1. A single branch keeps its own relevance mapped into (0, 1].
 fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<RecallHit> {
     let weight = |branch: Branch| match branch {
         Branch::Lexical => profile.lexical_weight,
@@ -220,6 +220,11 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
         .iter()
         .map(|b| weight(b.branch) / (profile.rrf_k + 1.0))
         .sum();
+    // With one branch there is nothing to fuse, and the branch's own relevance grades a
+    // match better than its rank can: the full-text branch alone scores BM25 mapped by
+    // −b/(1−b), exactly as a lexical-only store always has. Order is the same either way.
+    let single_branch = branches.len() == 1;
+    let mut own_relevance: HashMap<EvidenceId, f64> = HashMap::new();
     let mut fused: HashMap<EvidenceId, (Evidence, ScoreComponents)> = HashMap::new();
     for branch in branches {
         let w = weight(branch.branch);
@@ -232,8 +237,12 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
             if too_far {
                 continue;
             }
+            let id = candidate.evidence.id;
+            if let (true, Some(relevance)) = (single_branch, candidate.relevance) {
+                own_relevance.entry(id).or_insert(relevance);
+            }
             let entry = fused
-                .entry(candidate.evidence.id)
+                .entry(id)
                 .or_insert_with(|| (candidate.evidence, ScoreComponents::default()));
             let slot = match branch.branch {
                 Branch::Lexical => &mut entry.1.lexical_rank,
@@ -250,7 +259,10 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
     fused
         .into_values()
         .map(|(evidence, mut components)| {
-            components.fused /= best_possible;
+            components.fused = match own_relevance.get(&evidence.id) {
+                Some(&relevance) => Score::from_relevance(relevance).value(),
+                None => components.fused / best_possible,
+            };
             let score = Score::from_unit(components.fused);
             hit(evidence, score, components)
         })
@@ -354,14 +366,19 @@ mod tests {
         .unwrap()
     }
 
+    /// Candidates best first, with relevance falling by position as a branch reports it.
     fn branch(branch: Branch, items: &[&Evidence]) -> BranchCandidates {
         BranchCandidates {
             branch,
             candidates: items
                 .iter()
-                .map(|e| Candidate {
+                .enumerate()
+                .map(|(i, e)| Candidate {
                     evidence: (*e).clone(),
-                    relevance: Some(1.0),
+                    relevance: Some(match branch {
+                        Branch::Lexical => (items.len() - i) as f64,
+                        Branch::Vector => 0.9 - 0.01 * i as f64,
+                    }),
                 })
                 .collect(),
         }
@@ -414,6 +431,23 @@ mod tests {
             &DEFAULT_PROFILE,
         );
         assert_eq!(ids(&hits), vec![1]);
+    }
+
+    #[test]
+    fn a_lone_full_text_branch_scores_by_the_bm25_mapping() {
+        let (a, b) = (evidence(1, "a", 1), evidence(2, "b", 2));
+        let mut lexical = branch(Branch::Lexical, &[&a, &b]);
+        lexical.candidates[0].relevance = Some(3.0); // bm25 = -3
+        lexical.candidates[1].relevance = Some(1.0);
+        let hits = rank(
+            vec![lexical],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&hits), vec![1, 2]);
+        assert_eq!(hits[0].score.value(), 3.0 / 4.0, "-b/(1-b) with b = -3");
+        assert_eq!(hits[1].score.value(), 0.5);
     }
 
     #[test]
@@ -491,11 +525,14 @@ mod tests {
     }
 
     #[test]
-    fn an_exact_phrase_beats_scattered_terms() {
+    fn an_exact_phrase_beats_close_scattered_terms() {
         let scattered = evidence(1, "the release was late; notes about it", 1);
         let phrase = evidence(2, "we wrote the release notes", 2);
+        let mut lexical = branch(Branch::Lexical, &[&scattered, &phrase]);
+        lexical.candidates[0].relevance = Some(1.1); // a slightly better BM25 …
+        lexical.candidates[1].relevance = Some(1.0); // … than the exact phrase
         let hits = rank(
-            vec![branch(Branch::Lexical, &[&scattered, &phrase])],
+            vec![lexical],
             &plan(RecallQuery::text("\"release notes\"")),
             &ACTOR,
             &DEFAULT_PROFILE,
@@ -553,7 +590,7 @@ mod tests {
         let refs: Vec<&Evidence> = items.iter().collect();
         let query = RecallQuery {
             limit: 2,
-            min_score: Some(0.9),
+            min_score: Some(0.7),
             ..RecallQuery::text("zzz")
         };
         let hits = rank(
@@ -562,7 +599,8 @@ mod tests {
             &ACTOR,
             &DEFAULT_PROFILE,
         );
-        // Ranks 1..5 fuse to (61/(60+i)); only ranks 1..6 stay above 0.9, limit keeps 2.
+        // A lone lexical branch scores x/(1+x): 5/6, 4/5, 3/4 pass the 0.7 floor, 2/3
+        // and 1/2 do not; the limit then keeps two.
         assert_eq!(ids(&hits), vec![1, 2]);
     }
 }
