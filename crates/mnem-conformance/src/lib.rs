@@ -11,8 +11,8 @@
 //! which expands to one `#[tokio::test]` per case (the calling crate needs `tokio` with
 //! the `macros` and `rt` features as a dev-dependency).
 //!
-//! Architecture invariant: cases talk to a backend only through `mnem_store`'s trait and
-//! `mnem_store::recall`, exactly as the service layer does.
+//! Architecture invariant: cases talk to a backend only through `mnem_store`'s traits and
+//! `mnem_service::Memory`, exactly as transports do.
 
 pub mod cases;
 pub mod helpers;

@@ -206,7 +206,8 @@ impl RecallQuery {
         query_terms(&self.query)
     }
 
-    /// A non-empty text that yields no terms (`?!`) can match nothing.
+    /// An empty query lists in the order contract's order. (A non-empty text that yields
+    /// no terms, like `?!`, is not a listing: it matches nothing.)
     pub fn is_listing(&self) -> bool {
         self.query.is_empty()
     }

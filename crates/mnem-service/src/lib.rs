@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use mnem_core::{
     rank, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, NewEvidence,
-    RankingProfile, RecallHit, RecallPlan, RecallQuery, DEFAULT_PROFILE,
+    RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
 use mnem_store::{Degradation, EvidenceStore, SearchFreshness, SearchIndex, StoreError};
@@ -38,6 +38,18 @@ pub type Result<T, E = ServiceError> = std::result::Result<T, E>;
 pub struct Recall {
     pub hits: Vec<RecallHit>,
     pub degraded: Vec<Degradation>,
+}
+
+/// A skipped branch, stamped with the recall's one clock reading.
+fn degradation(branch: Branch, reason: String, at: Timestamp) -> Degradation {
+    Degradation {
+        branch: match branch {
+            Branch::Lexical => "lexical".into(),
+            Branch::Vector => "vector".into(),
+        },
+        reason,
+        at,
+    }
 }
 
 /// What `mnem status` reports.
@@ -118,7 +130,7 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
                     })
                 }
                 Err(reason) => {
-                    degraded.push(self.degradation(Branch::Vector, reason));
+                    degraded.push(degradation(Branch::Vector, reason, now));
                     None
                 }
             }
@@ -152,7 +164,7 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
                 candidates,
             }),
             Some(Err(err)) if self.profile.vector_required => return Err(err.into()),
-            Some(Err(err)) => degraded.push(self.degradation(Branch::Vector, err.to_string())),
+            Some(Err(err)) => degraded.push(degradation(Branch::Vector, err.to_string(), now)),
             None => {}
         }
         for degradation in &degraded {
@@ -168,17 +180,6 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
         }
         let hits = rank(branches, &plan, actor, &self.profile);
         Ok(Recall { hits, degraded })
-    }
-
-    fn degradation(&self, branch: Branch, reason: String) -> Degradation {
-        Degradation {
-            branch: match branch {
-                Branch::Lexical => "lexical".into(),
-                Branch::Vector => "vector".into(),
-            },
-            reason,
-            at: self.store.clock().now(),
-        }
     }
 
     /// One embedding of the query text, off the async executor.
