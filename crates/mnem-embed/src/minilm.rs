@@ -42,8 +42,9 @@ impl MiniLm {
         let device = Device::Cpu;
         let config: Config =
             serde_json::from_str(CONFIG).map_err(|e| load("config.json", e.to_string()))?;
-        // Stored as float16 to halve the binary; computed in float32.
-        let vb = VarBuilder::from_buffered_safetensors(WEIGHTS.to_vec(), DType::F32, &device)
+        // Read in place from the binary (no copy); stored as float16 to halve it, widened
+        // to float32 here.
+        let vb = VarBuilder::from_slice_safetensors(WEIGHTS, DType::F32, &device)
             .map_err(|e| load("weights", e.to_string()))?;
         let model = BertModel::load(vb, &config).map_err(|e| load("model", e.to_string()))?;
         let mut tokenizer =
