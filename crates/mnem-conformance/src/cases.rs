@@ -1,16 +1,13 @@
-//! The contract cases. Each is generic over the backend and opens its own fresh store.
-
-use std::future::Future;
-use std::sync::Arc;
+//! The contract cases. Each is generic over the backend and gets a fresh store.
 
 use mnem_core::{
-    Authority, Evidence, LifecycleState, ManualClock, NewEvidence, Order, RecallQuery, Ref, Scope,
-    Score, SourceType, Timestamp,
+    Authority, Evidence, LifecycleState, NewEvidence, Order, RecallQuery, Ref, Scope, Score,
+    SourceType, Timestamp,
 };
-use mnem_store::{EvidenceStore, SearchIndex, StoreError};
+use mnem_store::StoreError;
 
 use crate::helpers::{
-    listing, want_empty, want_increasing_stamps, want_order, want_set, Fixture, START,
+    listing, want_empty, want_increasing_stamps, want_order, want_set, Backend, Fixture, START,
 };
 
 /// Words no case's corpus shares with another document, so BM25 has real IDF to work with.
@@ -22,7 +19,7 @@ const FILLER: &[&str] = &[
     "new coffee machine on floor three",
 ];
 
-async fn with_filler<S: EvidenceStore + SearchIndex + Clone>(fx: &Fixture<S>) {
+async fn with_filler<S: Backend>(fx: &Fixture<S>) {
     for text in FILLER {
         fx.remember(text).await;
     }
@@ -113,13 +110,7 @@ fn shaped(content: &str) -> NewEvidence {
     new
 }
 
-pub async fn write_then_recall_finds_it<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn write_then_recall_finds_it<S: Backend>(fx: Fixture<S>) {
     with_filler(&fx).await;
     let runbook = fx.remember("the deploy runbook lives in the wiki").await;
     let hits = fx.recall(RecallQuery::text("runbook")).await;
@@ -134,13 +125,7 @@ pub async fn write_then_recall_finds_it<
     );
 }
 
-pub async fn listing_returns_everything_newest_first<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn listing_returns_everything_newest_first<S: Backend>(fx: Fixture<S>) {
     let a = fx.remember_at("first", 1).await;
     let b = fx.remember_at("second", 2).await;
     let c = fx.remember_at("third", 3).await;
@@ -153,13 +138,7 @@ pub async fn listing_returns_everything_newest_first<
     );
 }
 
-pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn multi_word_query_matches_any_term_ranked_by_bm25<S: Backend>(fx: Fixture<S>) {
     with_filler(&fx).await;
     let both = fx.remember("postgres replication lag alert fired").await;
     let one = fx.remember("replication slot dropped overnight").await;
@@ -186,13 +165,7 @@ pub async fn multi_word_query_matches_any_term_ranked_by_bm25<
     );
 }
 
-pub async fn query_text_is_never_fts_syntax<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn query_text_is_never_fts_syntax<S: Backend>(fx: Fixture<S>) {
     with_filler(&fx).await;
     let near = fx.remember("use NEAR(alpha beta) with care").await;
     let star = fx.remember("the wildcard star* matches prefixes").await;
@@ -238,13 +211,9 @@ pub async fn query_text_is_never_fts_syntax<
     );
 }
 
-pub async fn scope_exact_read_excludes_ancestors_descendants_and_siblings<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
+pub async fn scope_exact_read_excludes_ancestors_descendants_and_siblings<S: Backend>(
+    fx: Fixture<S>,
 ) {
-    let fx = Fixture::open(open).await;
     let root = fx
         .remember_with(scoped("release notes team-wide", ""))
         .await;
@@ -275,13 +244,7 @@ pub async fn scope_exact_read_excludes_ancestors_descendants_and_siblings<
     );
 }
 
-pub async fn scope_widened_read_adds_ancestors_never_siblings<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn scope_widened_read_adds_ancestors_never_siblings<S: Backend>(fx: Fixture<S>) {
     // Written deepest first, so the shallower ancestors are newer: only scope depth can
     // put the deepest first.
     let api = fx
@@ -325,13 +288,7 @@ pub async fn scope_widened_read_adds_ancestors_never_siblings<
     );
 }
 
-pub async fn limit_applies_after_scope_resolution<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn limit_applies_after_scope_resolution<S: Backend>(fx: Fixture<S>) {
     let api_old = fx
         .remember_with(scoped("deploy notes api old", "acme/api"))
         .await;
@@ -365,13 +322,7 @@ pub async fn limit_applies_after_scope_resolution<
     );
 }
 
-pub async fn kinds_select_a_union<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn kinds_select_a_union<S: Backend>(fx: Fixture<S>) {
     let with_kind = |kind: &str| {
         let mut new = NewEvidence::new(format!("budget item recorded as {kind}"));
         new.kind = Some(kind.into());
@@ -398,13 +349,9 @@ pub async fn kinds_select_a_union<
     want_empty(&fx.recall(query(&["rumour"])).await, "an unused kind");
 }
 
-pub async fn window_is_half_open_and_partitions_without_loss_or_double_count<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
+pub async fn window_is_half_open_and_partitions_without_loss_or_double_count<S: Backend>(
+    fx: Fixture<S>,
 ) {
-    let fx = Fixture::open(open).await;
     let mut items = Vec::new();
     for i in 0..6 {
         items.push(fx.remember_at(&format!("standup note {i}"), i).await);
@@ -429,13 +376,7 @@ pub async fn window_is_half_open_and_partitions_without_loss_or_double_count<
     }
 }
 
-pub async fn limit_alongside_window_never_returns_short<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn limit_alongside_window_never_returns_short<S: Backend>(fx: Fixture<S>) {
     let mut inside = Vec::new();
     for i in 0..4 {
         inside.push(fx.remember_at(&format!("incident review {i}"), i).await);
@@ -469,13 +410,9 @@ pub async fn limit_alongside_window_never_returns_short<
     }
 }
 
-pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
+pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<S: Backend>(
+    fx: Fixture<S>,
 ) {
-    let fx = Fixture::open(open).await;
     with_filler(&fx).await;
     fx.remember("cache eviction policy is lru").await;
     fx.remember("cache warmup runs at boot").await;
@@ -495,13 +432,7 @@ pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<
     }
 }
 
-pub async fn floor_above_one_empties_and_floor_zero_keeps_all<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn floor_above_one_empties_and_floor_zero_keeps_all<S: Backend>(fx: Fixture<S>) {
     with_filler(&fx).await;
     let a = fx.remember("quarterly roadmap draft").await;
     let b = fx.remember("roadmap review moved to tuesday").await;
@@ -535,13 +466,7 @@ pub async fn floor_above_one_empties_and_floor_zero_keeps_all<
     );
 }
 
-pub async fn listing_scores_one_because_it_cannot_rank<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn listing_scores_one_because_it_cannot_rank<S: Backend>(fx: Fixture<S>) {
     fx.remember("one").await;
     fx.remember("two").await;
     let hits = fx
@@ -554,13 +479,7 @@ pub async fn listing_scores_one_because_it_cannot_rank<
     assert!(hits.iter().all(|h| h.score == Score::UNRANKED));
 }
 
-pub async fn score_is_per_read_and_never_persists<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn score_is_per_read_and_never_persists<S: Backend>(fx: Fixture<S>) {
     with_filler(&fx).await;
     let item = fx.remember("gpu cluster quota raised for training").await;
     fx.remember("gpu drivers updated").await;
@@ -589,13 +508,7 @@ pub async fn score_is_per_read_and_never_persists<
     );
 }
 
-pub async fn recent_order_is_newest_first_regardless_of_score<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn recent_order_is_newest_first_regardless_of_score<S: Backend>(fx: Fixture<S>) {
     with_filler(&fx).await;
     let strong = fx.remember_at("billing billing billing outage", 1).await;
     let weak = fx
@@ -621,13 +534,7 @@ pub async fn recent_order_is_newest_first_regardless_of_score<
     }
 }
 
-pub async fn retracted_evidence_is_hidden_from_every_recall_shape<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn retracted_evidence_is_hidden_from_every_recall_shape<S: Backend>(fx: Fixture<S>) {
     let doomed = fx.remember_with(shaped("migrate the ledger tables")).await;
     for (shape, query) in every_shape(&doomed, "ledger") {
         want_set(&fx.recall(query).await, &[&doomed], shape);
@@ -641,13 +548,7 @@ pub async fn retracted_evidence_is_hidden_from_every_recall_shape<
     }
 }
 
-pub async fn second_retract_is_not_found<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn second_retract_is_not_found<S: Backend>(fx: Fixture<S>) {
     let item = fx.remember("retract me").await;
     fx.store
         .retract(&fx.actor, item.id, None)
@@ -660,13 +561,7 @@ pub async fn second_retract_is_not_found<
     );
 }
 
-pub async fn retraction_appends_to_the_log_and_keeps_the_row<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn retraction_appends_to_the_log_and_keeps_the_row<S: Backend>(fx: Fixture<S>) {
     let item = fx.remember("keep my history").await;
     let before = fx.store.history(&fx.actor, item.id).await.expect("history");
     fx.store
@@ -688,13 +583,7 @@ pub async fn retraction_appends_to_the_log_and_keeps_the_row<
     assert_eq!(row.content, item.content);
 }
 
-pub async fn provenance_round_trips<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn provenance_round_trips<S: Backend>(fx: Fixture<S>) {
     let mut new = NewEvidence::new("the vendor contract renews in june");
     new.kind = Some("fact".into());
     new.source_type = SourceType::Document;
@@ -737,13 +626,7 @@ pub async fn provenance_round_trips<
     );
 }
 
-pub async fn stamps_round_trip_at_microsecond_precision<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn stamps_round_trip_at_microsecond_precision<S: Backend>(fx: Fixture<S>) {
     let observed =
         Timestamp::parse("observed_at", "2023-05-01T12:34:56.123456789Z").expect("stamp");
     let mut new = NewEvidence::new("precise");
@@ -765,13 +648,7 @@ pub async fn stamps_round_trip_at_microsecond_precision<
     );
 }
 
-pub async fn refs_match_any_of_and_need_kind_and_id<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn refs_match_any_of_and_need_kind_and_id<S: Backend>(fx: Fixture<S>) {
     let with_refs = |content: &str, refs: Vec<Ref>| {
         let mut new = NewEvidence::new(content);
         new.refs = refs;
@@ -819,12 +696,10 @@ pub async fn refs_match_any_of_and_need_kind_and_id<
 }
 
 pub async fn expired_evidence_is_hidden_from_every_recall_shape_and_still_retractable<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
+    S: Backend,
 >(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
+    fx: Fixture<S>,
 ) {
-    let fx = Fixture::open(open).await;
     let mut new = shaped("temporary ledger freeze until noon");
     new.expires_at = Some(fx.clock.peek().plus_seconds(60));
     let expiring = fx.remember_with(new).await;
@@ -841,10 +716,7 @@ pub async fn expired_evidence_is_hidden_from_every_recall_shape_and_still_retrac
         .expect("expired evidence can still be retracted");
 }
 
-pub async fn teams_never_cross<S: EvidenceStore + SearchIndex + Clone, Fut: Future<Output = S>>(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn teams_never_cross<S: Backend>(fx: Fixture<S>) {
     let other = fx.store.open_team("other-team").await.expect("team");
     assert_ne!(other.team, fx.actor.team);
     let mine = fx.remember_with(shaped("the shared secret phrase")).await;
@@ -885,13 +757,7 @@ pub async fn teams_never_cross<S: EvidenceStore + SearchIndex + Clone, Fut: Futu
     assert_eq!(again, other, "a team name resolves to the same team");
 }
 
-pub async fn invalid_write_stores_nothing<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open(open).await;
+pub async fn invalid_write_stores_nothing<S: Backend>(fx: Fixture<S>) {
     let mut bad_kind = NewEvidence::new("fine text");
     bad_kind.kind = Some("  ".into());
     let mut bad_ref = NewEvidence::new("fine text");

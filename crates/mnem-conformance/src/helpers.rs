@@ -14,6 +14,11 @@ use mnem_embed::Embedder;
 use mnem_service::Memory;
 use mnem_store::{EvidenceStore, SearchIndex};
 
+/// What a backend must be to run the suite: both storage traits, cheaply cloneable.
+pub trait Backend: EvidenceStore + SearchIndex + Clone {}
+
+impl<S: EvidenceStore + SearchIndex + Clone> Backend for S {}
+
 /// 2024-01-01T00:00:00Z: every case starts its clock here.
 pub const START: Timestamp = Timestamp::from_seconds(1_704_067_200);
 
@@ -26,8 +31,9 @@ pub struct Fixture<S> {
     pub actor: Actor,
 }
 
-impl<S: EvidenceStore + SearchIndex + Clone> Fixture<S> {
+impl<S: Backend> Fixture<S> {
     /// Lexical-only: the contract rules hold with no embedding provider at all.
+    /// `open` makes a fresh, empty store driven by the given clock.
     pub async fn open<F, Fut>(open: F) -> Self
     where
         F: Fn(Arc<ManualClock>) -> Fut,

@@ -18,7 +18,7 @@ pub mod cases;
 pub mod helpers;
 pub mod vector_cases;
 
-pub use helpers::Fixture;
+pub use helpers::{Backend, Fixture};
 
 /// Expands to one `#[tokio::test]` per conformance case, each opening a fresh store with
 /// the given `Fn(Arc<ManualClock>) -> impl Future<Output = impl EvidenceStore>`.
@@ -56,7 +56,7 @@ macro_rules! conformance_suite {
         $(
             #[tokio::test]
             async fn $case() {
-                $crate::cases::$case($open).await;
+                $crate::cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
         mod vector_branch {
@@ -73,7 +73,9 @@ macro_rules! conformance_suite {
         $(
             #[tokio::test]
             async fn $case() {
-                $crate::vector_cases::$case($open).await;
+                let embedder = Some($crate::vector_cases::builtin());
+                $crate::vector_cases::$case($crate::Fixture::open_with($open, embedder).await)
+                    .await;
             }
         )*
     };

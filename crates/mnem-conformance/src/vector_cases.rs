@@ -2,15 +2,14 @@
 //! per test process): a backend's vector branch must apply the same eligibility as its
 //! lexical branch and use only vectors made under the active embedding contract.
 
-use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
-use mnem_core::{EmbeddingContract, ManualClock, NewEvidence, RecallQuery};
+use mnem_core::{EmbeddingContract, NewEvidence, RecallQuery};
 use mnem_embed::{EmbedError, Embedder, MiniLm};
 use mnem_service::{Memory, ServiceError};
-use mnem_store::{EvidenceStore, SearchIndex, StoreError};
+use mnem_store::StoreError;
 
-use crate::helpers::{want_empty, want_order, want_set, Fixture};
+use crate::helpers::{want_empty, want_order, want_set, Backend, Fixture};
 
 /// The built-in model, shared by every case in the process.
 pub fn builtin() -> Arc<dyn Embedder> {
@@ -50,13 +49,7 @@ const UNRELATED: &[&str] = &[
     "buy more printer paper",
 ];
 
-pub async fn paraphrase_without_shared_words_is_found_first<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open_with(open, Some(builtin())).await;
+pub async fn paraphrase_without_shared_words_is_found_first<S: Backend>(fx: Fixture<S>) {
     for text in UNRELATED {
         fx.remember(text).await;
     }
@@ -68,13 +61,7 @@ pub async fn paraphrase_without_shared_words_is_found_first<
     want_order(&hits[..1], &[&cat], "the paraphrase ranks first");
 }
 
-pub async fn writes_are_searchable_before_their_vectors_exist<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open_with(open, Some(builtin())).await;
+pub async fn writes_are_searchable_before_their_vectors_exist<S: Backend>(fx: Fixture<S>) {
     let note = fx.remember("the espresso machine needs descaling").await;
     let fresh = fx
         .store
@@ -97,13 +84,7 @@ pub async fn writes_are_searchable_before_their_vectors_exist<
     assert_eq!(fresh.current_document_count, 1);
 }
 
-pub async fn vector_branch_applies_every_eligibility_rule<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open_with(open, Some(builtin())).await;
+pub async fn vector_branch_applies_every_eligibility_rule<S: Backend>(fx: Fixture<S>) {
     let other = fx.store.open_team("other-team").await.expect("team");
     let retracted = fx.remember("The cat sits outside").await;
     let mut decision = NewEvidence::new("The kitten naps on the porch");
@@ -134,13 +115,7 @@ pub async fn vector_branch_applies_every_eligibility_rule<
     );
 }
 
-pub async fn vectors_under_another_contract_are_never_used<
-    S: EvidenceStore + SearchIndex + Clone,
-    Fut: Future<Output = S>,
->(
-    open: impl Fn(Arc<ManualClock>) -> Fut,
-) {
-    let fx = Fixture::open_with(open, Some(builtin())).await;
+pub async fn vectors_under_another_contract_are_never_used<S: Backend>(fx: Fixture<S>) {
     let cat = fx.remember("The cat sits outside").await;
     fx.embed_pending().await;
     let refused = Memory::open(fx.store.clone(), Some(relabelled())).await;
