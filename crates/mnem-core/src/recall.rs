@@ -212,6 +212,18 @@ impl RecallQuery {
         self.query.is_empty()
     }
 
+    /// [`ScopeFilter::admits`] without building the ancestor list: `admits` runs once
+    /// per candidate on the recall path.
+    fn admits_scope(&self, scope: &Scope) -> bool {
+        match &self.scope {
+            None => true,
+            Some(wanted) if self.include_ancestors => {
+                wanted.segments().starts_with(scope.segments())
+            }
+            Some(wanted) => wanted == scope,
+        }
+    }
+
     /// Whether `evidence` satisfies every eligibility rule and selector of this query at
     /// `now` for `actor`. Backends push the same rules into their own queries; the
     /// pipeline re-checks, so a backend bug cannot leak an ineligible row.
@@ -223,7 +235,7 @@ impl RecallQuery {
             && (self.kinds.is_empty() || self.kinds.contains(&evidence.kind))
             && self.since.is_none_or(|since| evidence.observed_at >= since)
             && self.until.is_none_or(|until| evidence.observed_at < until)
-            && self.scope_filter().admits(&evidence.scope)
+            && self.admits_scope(&evidence.scope)
             && (self.refs.is_empty() || self.refs.iter().any(|r| evidence.refs.contains(r)))
     }
 }
@@ -295,6 +307,28 @@ mod tests {
                 )
                 .unwrap(),
             relevance,
+        }
+    }
+
+    #[test]
+    fn scope_check_agrees_with_the_resolved_filter() {
+        let paths = ["", "acme", "acme/api", "acme/api/v2", "acme/web", "other"];
+        for wanted in paths {
+            for include_ancestors in [false, true] {
+                let query = RecallQuery {
+                    scope: Some(Scope::parse(wanted).unwrap()),
+                    include_ancestors,
+                    ..RecallQuery::default()
+                };
+                for path in paths {
+                    let scope = Scope::parse(path).unwrap();
+                    assert_eq!(
+                        query.admits_scope(&scope),
+                        query.scope_filter().admits(&scope),
+                        "{wanted} (ancestors {include_ancestors}) vs {path}"
+                    );
+                }
+            }
         }
     }
 
