@@ -16,6 +16,10 @@ use crate::{Actor, Candidate, Evidence, EvidenceId, Order, RecallQuery, Score, T
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankingProfile {
     pub version: &'static str,
+    /// Which candidate branches a ranked recall runs. A listing always reads through the
+    /// full-text store's listing path, whatever this says.
+    pub lexical_branch: bool,
+    pub vector_branch: bool,
     /// RRF damping: a branch's i-th result (1-based) contributes `weight / (k + i)`.
     pub rrf_k: f64,
     pub lexical_weight: f64,
@@ -34,8 +38,11 @@ pub struct RankingProfile {
     pub vector_required: bool,
 }
 
+/// Hybrid: both branches fused by RRF. What every recall uses unless told otherwise.
 pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
     version: "rrf-1",
+    lexical_branch: true,
+    vector_branch: true,
     rrf_k: 60.0,
     lexical_weight: 1.0,
     vector_weight: 1.0,
@@ -45,6 +52,35 @@ pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
     temporal_boost: 0.5,
     vector_required: false,
 };
+
+/// The full-text branch alone, with the same reranking: the baseline `mnem eval`
+/// compares against.
+pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
+    version: "lexical-1",
+    vector_branch: false,
+    ..DEFAULT_PROFILE
+};
+
+/// The vector branch alone (needs an embedder; a recall that cannot embed its query
+/// fails rather than silently answering from the full-text branch).
+pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
+    version: "vector-1",
+    lexical_branch: false,
+    vector_required: true,
+    ..DEFAULT_PROFILE
+};
+
+/// The profiles an operator can name (`mnem eval --profile`): by short name or version.
+pub fn profile_named(name: &str) -> Option<RankingProfile> {
+    [
+        ("hybrid", DEFAULT_PROFILE),
+        ("lexical", LEXICAL_PROFILE),
+        ("vector", VECTOR_PROFILE),
+    ]
+    .into_iter()
+    .find(|(short, profile)| *short == name || profile.version == name)
+    .map(|(_, profile)| profile)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -353,6 +389,17 @@ mod tests {
         team: TeamId(Uuid::from_u128(1)),
         profile: ProfileId(Uuid::from_u128(2)),
     };
+
+    #[test]
+    fn profiles_are_named_by_short_name_or_version_and_unknown_names_are_none() {
+        assert_eq!(profile_named("hybrid"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("rrf-1"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("lexical"), Some(LEXICAL_PROFILE));
+        assert_eq!(profile_named("vector-1"), Some(VECTOR_PROFILE));
+        assert_eq!(profile_named("bm25"), None);
+        assert!(!LEXICAL_PROFILE.vector_branch);
+        assert!(!VECTOR_PROFILE.lexical_branch);
+    }
 
     fn evidence(id: u128, content: &str, observed: i64) -> Evidence {
         let mut new = NewEvidence::new(content);

@@ -117,13 +117,17 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
         let now = self.store.clock().now();
         let plan = RecallPlan::new(query, now);
         let mut degraded = Vec::new();
+        // A listing reads through the full-text store's listing path; a ranked recall runs
+        // the branches its profile names. Without the full-text branch the vector branch
+        // is the recall, so its failure is the recall's failure.
+        let run_lexical = plan.is_listing() || self.profile.lexical_branch;
+        let run_vector = !plan.is_listing() && self.profile.vector_branch;
+        let vector_required = self.profile.vector_required || !run_lexical;
 
-        let query_vector = if plan.is_listing() {
-            None
-        } else {
+        let query_vector = if run_vector {
             match self.embed_query(&plan.query.query).await {
                 Ok(vector) => Some(vector),
-                Err(reason) if self.profile.vector_required => {
+                Err(reason) if vector_required => {
                     return Err(ServiceError::Dependency {
                         what: "query embedding",
                         reason,
@@ -134,36 +138,55 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
                     None
                 }
             }
+        } else {
+            None
         };
 
-        let pool = plan.branch_pool(&self.profile, query_vector.is_some());
-        let lexical = self.store.lexical_candidates(actor, &plan.query, now, pool);
-        let (lexical, vector) = match (&query_vector, &self.embedder) {
-            (Some(vector), Some(embedder)) => {
-                let vector_branch = self.store.vector_candidates(
-                    actor,
-                    &plan.query,
-                    vector,
-                    embedder.contract(),
-                    now,
-                    pool,
-                );
-                let (lexical, vector) = tokio::join!(lexical, vector_branch);
-                (lexical, Some(vector))
+        let fusing = run_lexical && query_vector.is_some();
+        let pool = plan.branch_pool(&self.profile, fusing);
+        let lexical = async {
+            if run_lexical {
+                Some(
+                    self.store
+                        .lexical_candidates(actor, &plan.query, now, pool)
+                        .await,
+                )
+            } else {
+                None
             }
-            _ => (lexical.await, None),
         };
-        // The full-text branch is required: its failure is the recall's failure.
-        let mut branches = vec![BranchCandidates {
-            branch: Branch::Lexical,
-            candidates: lexical?,
-        }];
+        let vector = async {
+            match (&query_vector, &self.embedder) {
+                (Some(vector), Some(embedder)) => Some(
+                    self.store
+                        .vector_candidates(
+                            actor,
+                            &plan.query,
+                            vector,
+                            embedder.contract(),
+                            now,
+                            pool,
+                        )
+                        .await,
+                ),
+                _ => None,
+            }
+        };
+        let (lexical, vector) = tokio::join!(lexical, vector);
+        let mut branches = Vec::new();
+        if let Some(lexical) = lexical {
+            // The full-text branch, when it runs, is required.
+            branches.push(BranchCandidates {
+                branch: Branch::Lexical,
+                candidates: lexical?,
+            });
+        }
         match vector {
             Some(Ok(candidates)) => branches.push(BranchCandidates {
                 branch: Branch::Vector,
                 candidates,
             }),
-            Some(Err(err)) if self.profile.vector_required => return Err(err.into()),
+            Some(Err(err)) if vector_required => return Err(err.into()),
             Some(Err(err)) => degraded.push(degradation(Branch::Vector, err.to_string(), now)),
             None => {}
         }

@@ -1,0 +1,98 @@
+//! Named ranking profiles choose the branches a recall runs: the lexical profile never
+//! embeds, the vector profile answers from vectors alone and fails rather than quietly
+//! falling back to full text.
+
+use std::sync::Arc;
+
+use mnem_conformance::vector_cases::builtin;
+use mnem_core::{
+    ManualClock, NewEvidence, RecallQuery, Timestamp, LEXICAL_PROFILE, VECTOR_PROFILE,
+};
+use mnem_service::{Memory, ServiceError};
+use mnem_sqlite::SqliteStore;
+use mnem_store::EvidenceStore;
+
+fn clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(
+        Timestamp::from_seconds(1_700_000_000),
+        1_000,
+    ))
+}
+
+#[tokio::test]
+async fn vector_profile_finds_a_paraphrase_that_shares_no_word_with_the_query() {
+    let store = SqliteStore::open_in_memory(clock()).unwrap();
+    let actor = store.open_team("t").await.unwrap();
+    let memory = Memory::open(store, Some(builtin())).await.unwrap();
+    let cat = memory
+        .remember(&actor, NewEvidence::new("The cat sits outside in the sun"))
+        .await
+        .unwrap();
+    memory
+        .remember(&actor, NewEvidence::new("quarterly tax filing deadline"))
+        .await
+        .unwrap();
+    memory.embed_pending().await.unwrap();
+    let query = RecallQuery::text("feline resting outdoors");
+    let lexical = Memory::open(memory.store().clone(), Some(builtin()))
+        .await
+        .unwrap()
+        .with_profile(LEXICAL_PROFILE)
+        .recall(&actor, query.clone())
+        .await
+        .unwrap();
+    assert!(
+        lexical.hits.is_empty(),
+        "no shared word: {:?}",
+        lexical.hits
+    );
+    let vector = memory
+        .with_profile(VECTOR_PROFILE)
+        .recall(&actor, query)
+        .await
+        .unwrap();
+    assert_eq!(vector.hits.first().map(|h| h.evidence.id), Some(cat.id));
+    assert!(vector
+        .hits
+        .iter()
+        .all(|h| h.components.lexical_rank.is_none()));
+}
+
+#[tokio::test]
+async fn lexical_profile_never_reports_a_missing_vector_branch() {
+    let store = SqliteStore::open_in_memory(clock()).unwrap();
+    let actor = store.open_team("t").await.unwrap();
+    store
+        .remember(&actor, NewEvidence::new("the backup job runs nightly"))
+        .await
+        .unwrap();
+    let memory = Memory::open(store, None)
+        .await
+        .unwrap()
+        .with_profile(LEXICAL_PROFILE);
+    let recall = memory
+        .recall(&actor, RecallQuery::text("backup"))
+        .await
+        .unwrap();
+    assert_eq!(recall.hits.len(), 1);
+    assert!(recall.degraded.is_empty(), "{:?}", recall.degraded);
+}
+
+#[tokio::test]
+async fn vector_profile_without_an_embedder_is_a_dependency_error() {
+    let store = SqliteStore::open_in_memory(clock()).unwrap();
+    let actor = store.open_team("t").await.unwrap();
+    store
+        .remember(&actor, NewEvidence::new("the backup job runs nightly"))
+        .await
+        .unwrap();
+    let memory = Memory::open(store, None)
+        .await
+        .unwrap()
+        .with_profile(VECTOR_PROFILE);
+    let result = memory.recall(&actor, RecallQuery::text("backup")).await;
+    assert!(
+        matches!(result, Err(ServiceError::Dependency { .. })),
+        "{result:?}"
+    );
+}
