@@ -397,8 +397,6 @@ mod tests {
         assert_eq!(profile_named("lexical"), Some(LEXICAL_PROFILE));
         assert_eq!(profile_named("vector-1"), Some(VECTOR_PROFILE));
         assert_eq!(profile_named("bm25"), None);
-        assert!(!LEXICAL_PROFILE.vector_branch);
-        assert!(!VECTOR_PROFILE.lexical_branch);
     }
 
     fn evidence(id: u128, content: &str, observed: i64) -> Evidence {
