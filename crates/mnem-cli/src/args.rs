@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use mnem_core::{Authority, EvidenceId, Order, Ref, Scope, SourceType, Timestamp};
+use mnem_core::{Authority, EvidenceId, Order, RankingProfile, Ref, Scope, SourceType, Timestamp};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -73,6 +73,38 @@ pub enum Command {
     Reindex,
     /// Measure write, embedding and recall speed on real conversation turns.
     Bench(BenchCommand),
+    /// Measure retrieval quality on a public benchmark (LongMemEval, LoCoMo).
+    Eval(EvalCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalCommand {
+    /// The benchmark format of FILE.
+    #[arg(value_parser = ["longmemeval", "locomo"])]
+    pub dataset: String,
+    /// The benchmark file (JSON, the dataset's original format).
+    pub file: PathBuf,
+    /// Ranking profiles to compare on the same ingested store, comma-separated
+    /// (hybrid, lexical, vector). Default: all three with an embedder, else lexical.
+    #[arg(long, value_delimiter = ',', value_parser = parse_profile)]
+    pub profile: Vec<RankingProfile>,
+    /// Ask only the first N questions (and ingest only their haystacks).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub questions: Option<u64>,
+    /// Write one JSON line per question and profile (gold ranks, bytes, latency).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Results per agent-facing recall.
+    #[arg(long, default_value_t = mnem_core::recall::DEFAULT_LIMIT)]
+    pub limit: usize,
+    /// Byte budget of an agent-facing recall.
+    #[arg(long, default_value_t = mnem_core::recall::DEFAULT_CONTEXT_BYTES)]
+    pub context_bytes: usize,
+}
+
+fn parse_profile(text: &str) -> Result<RankingProfile, String> {
+    mnem_core::profile_named(text.trim())
+        .ok_or_else(|| format!("unknown profile {text:?} (hybrid, lexical, vector)"))
 }
 
 #[derive(Debug, Args)]

@@ -130,6 +130,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         })
         .await;
     }
+    if let Command::Eval(args) = &cli.command {
+        return eval(args, embedder(&cli)?, cli.json).await;
+    }
     let path = store_path(cli.db.clone())?;
     let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
     let actor = store.open_team(&cli.team).await?;
@@ -165,12 +168,75 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let memory = Memory::unchecked(store, embedder(&cli)?);
             render::status(&memory.status().await?, cli.json);
         }
-        Command::Bench(_) => {} // ran above, before any store was opened
+        // These ran above, on their own temporary stores.
+        Command::Bench(_) | Command::Eval(_) => {}
         Command::Reindex => {
             let memory = Memory::unchecked(store, embedder(&cli)?);
             let report = memory.reindex().await?;
             render::reindexed(&report, cli.json);
         }
+    }
+    Ok(())
+}
+
+/// `mnem eval`: reads the benchmark, runs it on a temporary store, prints the table (or
+/// the JSON summary with `--json`).
+async fn eval(
+    args: &args::EvalCommand,
+    embedder: Option<Arc<dyn Embedder>>,
+    json: bool,
+) -> Result<(), Failure> {
+    let profiles = if !args.profile.is_empty() {
+        args.profile.clone()
+    } else if embedder.is_some() {
+        vec![
+            mnem_core::LEXICAL_PROFILE,
+            mnem_core::VECTOR_PROFILE,
+            mnem_core::DEFAULT_PROFILE,
+        ]
+    } else {
+        vec![mnem_core::LEXICAL_PROFILE]
+    };
+    if embedder.is_none() {
+        if let Some(profile) = profiles.iter().find(|p| p.vector_branch) {
+            return Err(Failure::Input(format!(
+                "profile: {} uses the vector branch; it needs an embedder (not --embedder none)",
+                profile.version
+            )));
+        }
+    }
+    // The recall options are checked before a quarter-hour ingest, not after it.
+    let probe = mnem_core::RecallQuery {
+        limit: args.limit,
+        context_bytes: args.context_bytes,
+        ..mnem_core::RecallQuery::text("probe")
+    };
+    probe
+        .validated()
+        .map_err(|e| Failure::Input(e.to_string()))?;
+    let max_questions = args.questions.map(|n| n as usize);
+    let dataset =
+        mnem_eval::read(&args.dataset, &args.file, max_questions).map_err(|e| match e {
+            mnem_eval::EvalError::Read { .. } => Failure::Input(e.to_string()),
+            other => Failure::Runtime(other.to_string()),
+        })?;
+    let options = mnem_eval::EvalOptions {
+        profiles,
+        embedder,
+        limit: args.limit,
+        context_bytes: args.context_bytes,
+        out: args.out.clone(),
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let report = mnem_eval::run(&dataset, &options)
+        .await
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    if json {
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print!("{}", report.table());
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 mod worker;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mnem_core::{
     rank, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, NewEvidence,
@@ -38,6 +39,9 @@ pub type Result<T, E = ServiceError> = std::result::Result<T, E>;
 pub struct Recall {
     pub hits: Vec<RecallHit>,
     pub degraded: Vec<Degradation>,
+    /// Time spent embedding the query (zero when the vector branch did not run): recall
+    /// latency is reported with and without it.
+    pub query_embedding: Duration,
 }
 
 /// A skipped branch, stamped with the recall's one clock reading.
@@ -98,6 +102,10 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
         self
     }
 
+    pub fn profile(&self) -> &RankingProfile {
+        &self.profile
+    }
+
     pub fn store(&self) -> &S {
         &self.store
     }
@@ -124,6 +132,7 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
         let run_vector = !plan.is_listing() && self.profile.vector_branch;
         let vector_required = self.profile.vector_required || !run_lexical;
 
+        let embedding_started = Instant::now();
         let query_vector = if run_vector {
             match self.embed_query(&plan.query.query).await {
                 Ok(vector) => Some(vector),
@@ -142,6 +151,11 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
             None
         };
 
+        let query_embedding = if run_vector {
+            embedding_started.elapsed()
+        } else {
+            Duration::ZERO
+        };
         let fusing = run_lexical && query_vector.is_some();
         let pool = plan.branch_pool(&self.profile, fusing);
         let lexical = async {
@@ -202,7 +216,11 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
             }
         }
         let hits = rank(branches, &plan, actor, &self.profile);
-        Ok(Recall { hits, degraded })
+        Ok(Recall {
+            hits,
+            degraded,
+            query_embedding,
+        })
     }
 
     /// One embedding of the query text, off the async executor.

@@ -26,6 +26,15 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
     /// Embeds pending documents until none are left or a batch fails. Without an
     /// embedder there is nothing to do: documents stay pending.
     pub async fn embed_pending(&self) -> Result<EmbedReport> {
+        self.embed_pending_reporting(|_| {}).await
+    }
+
+    /// [`Self::embed_pending`], calling `progress` with the running count of embedded
+    /// documents after each batch (for progress bars on long ingests).
+    pub async fn embed_pending_reporting(
+        &self,
+        progress: impl Fn(usize) + Send,
+    ) -> Result<EmbedReport> {
         let mut report = EmbedReport::default();
         let Some(embedder) = self.embedder.clone() else {
             return Ok(report);
@@ -51,6 +60,7 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
                         batch.into_iter().zip(vectors).collect();
                     self.store.store_vectors(embedder.contract(), pairs).await?;
                     tracing::debug!(embedded = report.embedded, "embedding worker progress");
+                    progress(report.embedded);
                 }
                 Err(reason) => {
                     tracing::warn!(%reason, documents = batch.len(), "embedding batch failed");

@@ -1,0 +1,73 @@
+//! The one shape every benchmark is read into: haystacks (one team each) of items, and
+//! questions with the gold items and groups (sessions) that answer them.
+
+use mnem_core::Timestamp;
+
+/// A benchmark, read and ready to ingest.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub name: &'static str,
+    pub haystacks: Vec<Haystack>,
+    pub questions: Vec<Question>,
+}
+
+/// The memory of one team: a LongMemEval instance's sessions, a LoCoMo conversation.
+#[derive(Debug, Clone)]
+pub struct Haystack {
+    pub team: String,
+    pub items: Vec<Item>,
+}
+
+/// One piece of evidence to remember: a conversation turn.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The benchmark's id for the turn (LoCoMo `dia_id`, LongMemEval `session:index`).
+    pub id: String,
+    /// The session the turn belongs to (written as the evidence's `source_key`).
+    pub group: String,
+    pub text: String,
+    pub observed_at: Timestamp,
+}
+
+/// How a question is scored and reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionClass {
+    /// Counted in the headline metrics.
+    Scored,
+    /// LongMemEval `_abs`: the answer is not in memory; reported separately.
+    Abstention,
+    /// LoCoMo category 5: a premise that is false; reported separately.
+    Adversarial,
+    /// Nothing to score against (no gold evidence): counted, not averaged.
+    Unscorable,
+}
+
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub id: String,
+    /// Index into `Dataset::haystacks`: the team this question is asked in.
+    pub haystack: usize,
+    pub text: String,
+    /// Request time of the recall: relative time words are read against it.
+    pub asked_at: Timestamp,
+    /// Benchmark category (LongMemEval `question_type`, LoCoMo numeric category).
+    pub category: String,
+    pub class: QuestionClass,
+    pub gold_items: Vec<String>,
+    pub gold_groups: Vec<String>,
+}
+
+/// Cuts text to the store's content limit at a char boundary (benchmarks occasionally
+/// carry pasted documents longer than one evidence item may be).
+pub(crate) fn fit_content(text: &str) -> String {
+    let max = mnem_core::evidence::MAX_CONTENT_BYTES;
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text[..cut].to_string()
+}

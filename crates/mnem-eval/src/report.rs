@@ -1,0 +1,231 @@
+//! Summaries of an eval run: quality per question group, bytes, latency, leaks; printed
+//! as a table or serialised as one JSON document.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::dataset::QuestionClass;
+use crate::metrics::{mean, ndcg, percentile, recall_any, recall_fraction, reciprocal_rank};
+use crate::run::QuestionResult;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub dataset: &'static str,
+    pub embedder: String,
+    pub limit: usize,
+    pub context_bytes: usize,
+    pub ingest: IngestReport,
+    pub profiles: Vec<ProfileReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReport {
+    pub items: usize,
+    pub teams: usize,
+    pub write_secs: f64,
+    pub writes_per_sec: f64,
+    pub embedded: usize,
+    pub embed_secs: f64,
+    pub embeds_per_sec: f64,
+}
+
+/// Quality over one group of questions. Session metrics follow LongMemEval (a session
+/// ranks where its best turn ranks); turn metrics follow LoCoMo (share of gold turns).
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupMetrics {
+    pub group: String,
+    pub questions: usize,
+    pub session_recall_any_at_1: f64,
+    pub session_recall_any_at_5: f64,
+    pub session_recall_any_at_10: f64,
+    pub session_ndcg_any_at_10: f64,
+    /// Any gold turn among the top 5 the agent-facing recall returned within its byte
+    /// budget.
+    pub turn_recall_any_at_5_in_budget: f64,
+    /// The same over the deep ranking, without the budget.
+    pub turn_recall_any_at_5: f64,
+    pub turn_recall_at_5: f64,
+    pub turn_recall_at_10: f64,
+    pub turn_mrr: f64,
+    /// Mean score of the first result (for abstention: lower is better).
+    pub mean_top_score: f64,
+}
+
+impl GroupMetrics {
+    fn of(group: String, results: &[&QuestionResult]) -> Self {
+        let avg = |f: &dyn Fn(&QuestionResult) -> f64| {
+            mean(&results.iter().map(|r| f(r)).collect::<Vec<_>>())
+        };
+        Self {
+            group,
+            questions: results.len(),
+            session_recall_any_at_1: avg(&|r| recall_any(&r.group_ranks, 1)),
+            session_recall_any_at_5: avg(&|r| recall_any(&r.group_ranks, 5)),
+            session_recall_any_at_10: avg(&|r| recall_any(&r.group_ranks, 10)),
+            session_ndcg_any_at_10: avg(&|r| ndcg(&r.group_ranks, r.gold_groups, 10)),
+            turn_recall_any_at_5_in_budget: avg(&|r| recall_any(&r.budget_item_ranks, 5)),
+            turn_recall_any_at_5: avg(&|r| recall_any(&r.item_ranks, 5)),
+            turn_recall_at_5: avg(&|r| recall_fraction(&r.item_ranks, r.gold_items, 5)),
+            turn_recall_at_10: avg(&|r| recall_fraction(&r.item_ranks, r.gold_items, 10)),
+            turn_mrr: avg(&|r| reciprocal_rank(&r.item_ranks)),
+            mean_top_score: avg(&|r| r.top_score.unwrap_or(0.0)),
+        }
+    }
+}
+
+/// Percentiles of a sample, in its unit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Spread {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+impl Spread {
+    fn of(samples: &[f64]) -> Self {
+        Self {
+            p50: percentile(samples, 50.0),
+            p95: percentile(samples, 95.0),
+            p99: percentile(samples, 99.0),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileReport {
+    pub profile: &'static str,
+    /// Headline: every scored question.
+    pub overall: GroupMetrics,
+    /// Scored questions by benchmark category.
+    pub by_category: Vec<GroupMetrics>,
+    /// Abstention (LongMemEval `_abs`) and adversarial (LoCoMo category 5) questions.
+    pub separate: Vec<GroupMetrics>,
+    pub unscorable: usize,
+    pub bytes_returned: Spread,
+    pub latency_ms: Spread,
+    pub latency_without_query_embedding_ms: Spread,
+    pub query_embedding_ms: Spread,
+    /// Results whose team differs from the asking team: must be 0.
+    pub cross_team_leaks: usize,
+}
+
+impl ProfileReport {
+    pub fn summarise(profile: &'static str, results: &[QuestionResult]) -> Self {
+        let scored: Vec<&QuestionResult> = results
+            .iter()
+            .filter(|r| r.class == QuestionClass::Scored)
+            .collect();
+        let mut categories: BTreeMap<&str, Vec<&QuestionResult>> = BTreeMap::new();
+        for result in &scored {
+            categories.entry(&result.category).or_default().push(result);
+        }
+        let separate = [
+            (QuestionClass::Abstention, "abstention"),
+            (QuestionClass::Adversarial, "adversarial"),
+        ]
+        .into_iter()
+        .filter_map(|(class, name)| {
+            let group: Vec<&QuestionResult> = results.iter().filter(|r| r.class == class).collect();
+            (!group.is_empty()).then(|| GroupMetrics::of(name.into(), &group))
+        })
+        .collect();
+        let samples =
+            |f: &dyn Fn(&QuestionResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
+        Self {
+            profile,
+            overall: GroupMetrics::of("overall".into(), &scored),
+            by_category: categories
+                .into_iter()
+                .map(|(name, group)| GroupMetrics::of(name.to_string(), &group))
+                .collect(),
+            separate,
+            unscorable: results
+                .iter()
+                .filter(|r| r.class == QuestionClass::Unscorable)
+                .count(),
+            bytes_returned: Spread::of(&samples(&|r| r.bytes as f64)),
+            latency_ms: Spread::of(&samples(&|r| r.latency_ms)),
+            latency_without_query_embedding_ms: Spread::of(&samples(&|r| {
+                r.latency_ms - r.query_embedding_ms
+            })),
+            query_embedding_ms: Spread::of(&samples(&|r| r.query_embedding_ms)),
+            cross_team_leaks: results.iter().map(|r| r.leaks).sum(),
+        }
+    }
+}
+
+/// A table column: its heading and how to read it off a group.
+type Column = (&'static str, fn(&GroupMetrics) -> f64);
+
+impl EvalReport {
+    /// A readable table: the dataset's own metrics first, then bytes and latency.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let i = &self.ingest;
+        let _ = writeln!(
+            s,
+            "{}: {} items in {} teams; remember {:.0}/s ({:.1}s); embedded {} at {:.1}/s ({:.1}s); embedder {}",
+            self.dataset, i.items, i.teams, i.writes_per_sec, i.write_secs, i.embedded,
+            i.embeds_per_sec, i.embed_secs, self.embedder
+        );
+        let _ = writeln!(
+            s,
+            "agent-facing recall: limit {}, {} bytes",
+            self.limit, self.context_bytes
+        );
+        let columns: &[Column] = if self.dataset == "locomo" {
+            &[
+                ("T-R@5", |g| g.turn_recall_at_5),
+                ("T-R@10", |g| g.turn_recall_at_10),
+                ("T-MRR", |g| g.turn_mrr),
+                ("S-any@5", |g| g.session_recall_any_at_5),
+            ]
+        } else {
+            &[
+                ("S-any@1", |g| g.session_recall_any_at_1),
+                ("S-any@5", |g| g.session_recall_any_at_5),
+                ("S-any@10", |g| g.session_recall_any_at_10),
+                ("S-nDCG@10", |g| g.session_ndcg_any_at_10),
+                ("T-any@5 budget", |g| g.turn_recall_any_at_5_in_budget),
+                ("T-any@5", |g| g.turn_recall_any_at_5),
+            ]
+        };
+        for profile in &self.profiles {
+            let _ = writeln!(s, "\nprofile {}", profile.profile);
+            let _ = write!(s, "  {:<28} {:>5}", "questions", "n");
+            for (name, _) in columns {
+                let _ = write!(s, " {name:>14}");
+            }
+            let _ = writeln!(s, " {:>9}", "top-score");
+            let rows = std::iter::once(&profile.overall)
+                .chain(&profile.by_category)
+                .chain(&profile.separate);
+            for group in rows {
+                let _ = write!(s, "  {:<28} {:>5}", group.group, group.questions);
+                for (_, value) in columns {
+                    let _ = write!(s, " {:>14.3}", value(group));
+                }
+                let _ = writeln!(s, " {:>9.3}", group.mean_top_score);
+            }
+            let spread = |x: &Spread| format!("p50 {:.1} p95 {:.1} p99 {:.1}", x.p50, x.p95, x.p99);
+            let _ = writeln!(
+                s,
+                "  bytes returned: p50 {:.0} p95 {:.0}",
+                profile.bytes_returned.p50, profile.bytes_returned.p95
+            );
+            let _ = writeln!(s, "  recall ms: {}", spread(&profile.latency_ms));
+            let _ = writeln!(
+                s,
+                "  recall ms without query embedding: {}",
+                spread(&profile.latency_without_query_embedding_ms)
+            );
+            let _ = writeln!(s, "  cross-team leaks: {}", profile.cross_team_leaks);
+            if profile.unscorable > 0 {
+                let _ = writeln!(s, "  unscorable (no gold evidence): {}", profile.unscorable);
+            }
+        }
+        s
+    }
+}

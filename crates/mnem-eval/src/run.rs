@@ -1,0 +1,267 @@
+//! Ingest a dataset into a fresh store, then recall every question under each ranking
+//! profile, recording ranks, bytes and latency.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mnem_core::recall::{DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS};
+use mnem_core::{Actor, EvidenceId, NewEvidence, RankingProfile, RecallQuery, SourceType};
+use mnem_embed::Embedder;
+use mnem_service::{Memory, Recall};
+use mnem_sqlite::SqliteStore;
+use mnem_store::{EvidenceStore, SystemClock};
+use serde::Serialize;
+
+use crate::dataset::{Dataset, QuestionClass};
+use crate::metrics::{dedup_in_order, gold_ranks};
+use crate::report::{EvalReport, IngestReport, ProfileReport};
+use crate::EvalError;
+
+/// Results deep enough to rank gold turns and sessions for @10 and MRR.
+const DEEP_LIMIT: usize = 50;
+
+pub struct EvalOptions {
+    pub profiles: Vec<RankingProfile>,
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// The agent-facing recall: result limit and byte budget.
+    pub limit: usize,
+    pub context_bytes: usize,
+    /// One JSON line per question and profile, for error analysis.
+    pub out: Option<PathBuf>,
+    pub progress: bool,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        Self {
+            profiles: vec![mnem_core::DEFAULT_PROFILE],
+            embedder: None,
+            limit: DEFAULT_LIMIT,
+            context_bytes: DEFAULT_CONTEXT_BYTES,
+            out: None,
+            progress: false,
+        }
+    }
+}
+
+/// What one question got under one profile.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionResult {
+    pub profile: &'static str,
+    pub question_id: String,
+    pub category: String,
+    pub class: QuestionClass,
+    pub gold_items: usize,
+    pub gold_groups: usize,
+    /// 1-based ranks of gold turns in the deep recall.
+    pub item_ranks: Vec<usize>,
+    /// 1-based ranks of gold sessions (a session ranks where its best turn ranks).
+    pub group_ranks: Vec<usize>,
+    /// Ranks of gold turns among what the agent-facing recall returned within budget.
+    pub budget_item_ranks: Vec<usize>,
+    pub returned: usize,
+    pub bytes: usize,
+    pub latency_ms: f64,
+    pub query_embedding_ms: f64,
+    pub top_score: Option<f64>,
+    /// Results from another team (must be zero).
+    pub leaks: usize,
+}
+
+fn bar(enabled: bool, len: usize, what: &str) -> ProgressBar {
+    if !enabled {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Where each evidence id came from: (haystack, item index).
+type Origins = HashMap<EvidenceId, (usize, usize)>;
+
+pub async fn run(dataset: &Dataset, options: &EvalOptions) -> Result<EvalReport, EvalError> {
+    let dir = tempfile::tempdir()?;
+    let store = SqliteStore::open(&dir.path().join("eval.db"), Arc::new(SystemClock))?;
+    let writer = Memory::open(store.clone(), options.embedder.clone()).await?;
+
+    let (actors, origins, ingest) = ingest(dataset, &writer, options).await?;
+
+    let mut out = match &options.out {
+        Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path)?)),
+        None => None,
+    };
+    let mut profiles = Vec::new();
+    for profile in &options.profiles {
+        let memory = Memory::open(store.clone(), options.embedder.clone())
+            .await?
+            .with_profile(profile.clone());
+        let results = ask(dataset, &memory, &actors, &origins, options).await?;
+        if let Some(out) = out.as_mut() {
+            for result in &results {
+                serde_json::to_writer(&mut *out, result).map_err(std::io::Error::from)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        profiles.push(ProfileReport::summarise(profile.version, &results));
+    }
+    if let Some(mut out) = out {
+        out.flush()?;
+    }
+    Ok(EvalReport {
+        dataset: dataset.name,
+        embedder: options
+            .embedder
+            .as_ref()
+            .map(|e| e.contract().key())
+            .unwrap_or_else(|| "none".into()),
+        limit: options.limit,
+        context_bytes: options.context_bytes,
+        ingest,
+        profiles,
+    })
+}
+
+async fn ingest(
+    dataset: &Dataset,
+    memory: &Memory<SqliteStore>,
+    options: &EvalOptions,
+) -> Result<(Vec<Actor>, Origins, IngestReport), EvalError> {
+    let total: usize = dataset.haystacks.iter().map(|h| h.items.len()).sum();
+    let progress = bar(options.progress, total, "remember");
+    let started = Instant::now();
+    let mut actors = Vec::new();
+    let mut origins = Origins::new();
+    for (h, haystack) in dataset.haystacks.iter().enumerate() {
+        let actor = memory.store().open_team(&haystack.team).await?;
+        for (i, item) in haystack.items.iter().enumerate() {
+            let mut new = NewEvidence::new(item.text.clone());
+            new.kind = Some("turn".into());
+            new.source_type = SourceType::Conversation;
+            new.source = dataset.name.to_string();
+            new.source_key = Some(item.group.clone());
+            new.observed_at = Some(item.observed_at);
+            let evidence = memory.remember(&actor, new).await?;
+            origins.insert(evidence.id, (h, i));
+            progress.inc(1);
+        }
+        actors.push(actor);
+    }
+    let write_secs = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+
+    let progress = bar(
+        options.progress && options.embedder.is_some(),
+        total,
+        "embed",
+    );
+    let started = Instant::now();
+    let report = memory
+        .embed_pending_reporting(|done| progress.set_position(done as u64))
+        .await?;
+    let embed_secs = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+    Ok((
+        actors,
+        origins,
+        IngestReport {
+            items: total,
+            teams: dataset.haystacks.len(),
+            write_secs,
+            writes_per_sec: total as f64 / write_secs.max(1e-9),
+            embedded: report.embedded,
+            embed_secs,
+            embeds_per_sec: report.embedded as f64 / embed_secs.max(1e-9),
+        },
+    ))
+}
+
+async fn ask(
+    dataset: &Dataset,
+    memory: &Memory<SqliteStore>,
+    actors: &[Actor],
+    origins: &Origins,
+    options: &EvalOptions,
+) -> Result<Vec<QuestionResult>, EvalError> {
+    let version = memory.profile().version;
+    let progress = bar(options.progress, dataset.questions.len(), version);
+    let mut results = Vec::new();
+    for question in &dataset.questions {
+        let actor = &actors[question.haystack];
+        let haystack = &dataset.haystacks[question.haystack];
+        // A benchmark question longer than a query may be is cut, not failed: one
+        // outlier must not end a quarter-hour run.
+        let text: String = question.text.chars().take(MAX_QUERY_CHARS).collect();
+        let query = |limit, context_bytes| RecallQuery {
+            request_time: Some(question.asked_at),
+            limit,
+            context_bytes,
+            ..RecallQuery::text(text.clone())
+        };
+        let started = Instant::now();
+        let agent = memory
+            .recall(actor, query(options.limit, options.context_bytes))
+            .await?;
+        let latency = started.elapsed();
+        let deep = memory
+            .recall(actor, query(DEEP_LIMIT, MAX_CONTEXT_BYTES))
+            .await?;
+
+        let item_ids = |recall: &Recall| -> Vec<&str> {
+            recall
+                .hits
+                .iter()
+                .filter_map(|hit| origins.get(&hit.evidence.id))
+                .filter(|(h, _)| *h == question.haystack)
+                .map(|&(_, i)| haystack.items[i].id.as_str())
+                .collect()
+        };
+        let deep_items = item_ids(&deep);
+        let deep_groups = dedup_in_order(deep.hits.iter().filter_map(|hit| {
+            origins
+                .get(&hit.evidence.id)
+                .filter(|(h, _)| *h == question.haystack)
+                .map(|&(_, i)| haystack.items[i].group.as_str())
+        }));
+        let leaks = |recall: &Recall| {
+            recall
+                .hits
+                .iter()
+                .filter(|hit| hit.evidence.team != actor.team)
+                .count()
+        };
+        results.push(QuestionResult {
+            profile: version,
+            question_id: question.id.clone(),
+            category: question.category.clone(),
+            class: question.class,
+            gold_items: question.gold_items.len(),
+            gold_groups: question.gold_groups.len(),
+            item_ranks: gold_ranks(&deep_items, &question.gold_items),
+            group_ranks: gold_ranks(&deep_groups, &question.gold_groups),
+            budget_item_ranks: gold_ranks(&item_ids(&agent), &question.gold_items),
+            returned: agent.hits.len(),
+            bytes: agent.hits.iter().map(|hit| hit.context.len()).sum(),
+            latency_ms: millis(latency),
+            query_embedding_ms: millis(agent.query_embedding),
+            top_score: agent.hits.first().map(|hit| hit.score.value()),
+            leaks: leaks(&agent) + leaks(&deep),
+        });
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    Ok(results)
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
