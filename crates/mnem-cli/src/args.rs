@@ -71,7 +71,7 @@ pub enum Command {
     Status,
     /// Re-embed every document with the active embedder (needed to switch models).
     Reindex,
-    /// Measure write, embedding and recall speed on real conversation turns.
+    /// Measure ingest, recall latency, store size and memory on a synthetic corpus.
     Bench(BenchCommand),
     /// Measure retrieval quality on a public benchmark (LongMemEval, LoCoMo).
     Eval(EvalCommand),
@@ -109,15 +109,18 @@ fn parse_profile(text: &str) -> Result<RankingProfile, String> {
 
 #[derive(Debug, Args)]
 pub struct BenchCommand {
-    /// LongMemEval-S JSON (instances with haystack_sessions).
-    #[arg(long, default_value = "../shared/data/longmemeval_s_dev.json")]
-    pub data: PathBuf,
-    /// Distinct turns to write.
-    #[arg(long, default_value_t = 10_000)]
-    pub items: usize,
-    /// Questions to recall with.
-    #[arg(long, default_value_t = 50)]
-    pub queries: usize,
+    /// Corpus sizes to measure, comma-separated, smallest first (1000000 on request).
+    #[arg(long, value_delimiter = ',', default_values_t = [10_000, 100_000])]
+    pub sizes: Vec<usize>,
+    /// Teams sharing the store (sizes proportional to 1/rank).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub teams: u64,
+    /// Recalls timed per profile and size.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+    pub queries: u64,
+    /// Seed of the synthetic corpus: the same seed writes the same corpus.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,6 @@
 //! in `render`; the work itself is the store's and the core's.
 
 mod args;
-mod bench;
 mod render;
 
 use std::io::Read;
@@ -121,14 +120,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         _ => None,
     };
     if let Command::Bench(args) = &cli.command {
-        // Measures on its own temporary store; never touches the user's.
-        return bench::run(bench::BenchArgs {
-            data: args.data.clone(),
-            items: args.items,
-            queries: args.queries,
-            embedder: embedder(&cli)?,
-        })
-        .await;
+        // Measures on its own temporary stores; never touches the user's.
+        return bench(args, embedder(&cli)?, cli.json).await;
     }
     if let Command::Eval(args) = &cli.command {
         return eval(args, embedder(&cli)?, cli.json).await;
@@ -175,6 +168,46 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let report = memory.reindex().await?;
             render::reindexed(&report, cli.json);
         }
+    }
+    Ok(())
+}
+
+async fn bench(
+    args: &args::BenchCommand,
+    model: Option<Arc<dyn Embedder>>,
+    json: bool,
+) -> Result<(), Failure> {
+    if args.sizes.contains(&0) {
+        return Err(Failure::Input(
+            "sizes: every size must be at least 1".into(),
+        ));
+    }
+    let options = mnem_eval::bench::BenchOptions {
+        sizes: args.sizes.clone(),
+        teams: args.teams as usize,
+        queries: args.queries as usize,
+        seed: args.seed,
+        model,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let report = mnem_eval::bench::run(&options)
+        .await
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    print_report(json, &report, || report.table())
+}
+
+/// The JSON document with `--json`, else the table.
+fn print_report<T: serde::Serialize>(
+    json: bool,
+    report: &T,
+    table: impl FnOnce() -> String,
+) -> Result<(), Failure> {
+    if json {
+        let text =
+            serde_json::to_string_pretty(report).map_err(|e| Failure::Runtime(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print!("{}", table());
     }
     Ok(())
 }
@@ -231,14 +264,7 @@ async fn eval(
     let report = mnem_eval::run(&dataset, &options)
         .await
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    if json {
-        let text =
-            serde_json::to_string_pretty(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
-        println!("{text}");
-    } else {
-        print!("{}", report.table());
-    }
-    Ok(())
+    print_report(json, &report, || report.table())
 }
 
 /// The configured embedding provider; `None` for `--embedder none`.

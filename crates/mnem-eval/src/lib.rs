@@ -1,16 +1,20 @@
-//! `mnem eval`: retrieval quality on public long-term memory benchmarks, measured through
+//! Measuring instruments. `mnem bench` ([`bench`]): speed, size and memory at scale on a
+//! seeded synthetic corpus ([`synthetic`]). `mnem eval`: retrieval quality on public long-term memory benchmarks, measured through
 //! the same service layer every transport uses. A dataset is read into one shape
 //! ([`dataset::Dataset`]), ingested one team per haystack, and every question recalled
 //! twice: once as an agent would (default limit and byte budget: what fits is what
 //! counts) and once deep (50 results) to rank gold turns and sessions.
 
+pub mod bench;
 pub mod dataset;
 mod error;
+pub mod hashing;
 pub mod locomo;
 pub mod longmemeval;
 pub mod metrics;
 pub mod report;
 pub mod run;
+pub mod synthetic;
 
 pub use dataset::{Dataset, QuestionClass};
 pub use error::EvalError;

@@ -84,7 +84,7 @@ pub struct Spread {
 }
 
 impl Spread {
-    fn of(samples: &[f64]) -> Self {
+    pub(crate) fn of(samples: &[f64]) -> Self {
         Self {
             p50: percentile(samples, 50.0),
             p95: percentile(samples, 95.0),

@@ -72,7 +72,7 @@ pub struct QuestionResult {
     pub leaks: usize,
 }
 
-fn bar(enabled: bool, len: usize, what: &str) -> ProgressBar {
+pub(crate) fn bar(enabled: bool, len: usize, what: &str) -> ProgressBar {
     if !enabled {
         return ProgressBar::hidden();
     }

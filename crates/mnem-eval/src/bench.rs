@@ -1,0 +1,268 @@
+//! `mnem bench`: ingest throughput, recall latency percentiles, store size and peak
+//! memory on a synthetic multi-team corpus, at several sizes, in one process.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mnem_core::{Actor, NewEvidence, RecallQuery, DEFAULT_PROFILE, LEXICAL_PROFILE};
+use mnem_embed::Embedder;
+use mnem_service::Memory;
+use mnem_sqlite::SqliteStore;
+use mnem_store::{EvidenceStore, SystemClock};
+use serde::Serialize;
+
+use crate::hashing::HashingEmbedder;
+use crate::report::Spread;
+use crate::run::bar;
+use crate::synthetic::{Corpus, Query};
+use crate::EvalError;
+
+pub struct BenchOptions {
+    pub sizes: Vec<usize>,
+    pub teams: usize,
+    pub queries: usize,
+    pub seed: u64,
+    /// The real embedding model, to time query embedding with it (added to every hybrid
+    /// recall in production); `None` skips that line.
+    pub model: Option<Arc<dyn Embedder>>,
+    pub progress: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    pub seed: u64,
+    pub teams: usize,
+    pub queries: usize,
+    pub vectors: &'static str,
+    pub model_query_embedding_ms: Option<Spread>,
+    pub sizes: Vec<SizeReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeReport {
+    pub items: usize,
+    pub largest_team_items: usize,
+    pub ingest_per_sec: f64,
+    pub ingest_secs: f64,
+    pub vectors_per_sec: f64,
+    pub store_bytes: u64,
+    /// Peak resident memory of this process so far (Linux `VmHWM`); sizes run smallest
+    /// first, so each figure is that size's peak.
+    pub peak_rss_bytes: Option<u64>,
+    pub recall_ms: Vec<ProfileLatency>,
+    pub hnsw_build_secs: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileLatency {
+    pub profile: String,
+    pub latency_ms: Spread,
+    pub mean_results: f64,
+}
+
+pub async fn run(options: &BenchOptions) -> Result<BenchReport, EvalError> {
+    let model_query_embedding_ms = match &options.model {
+        Some(model) => Some(time_model_queries(model.as_ref(), options)?),
+        None => None,
+    };
+    let mut sizes = Vec::new();
+    for &items in &options.sizes {
+        sizes.push(run_size(items, options).await?);
+    }
+    Ok(BenchReport {
+        seed: options.seed,
+        teams: options.teams,
+        queries: options.queries,
+        vectors: "feature hashing (384 dims); see model_query_embedding_ms for the model",
+        model_query_embedding_ms,
+        sizes,
+    })
+}
+
+fn time_model_queries(model: &dyn Embedder, options: &BenchOptions) -> Result<Spread, EvalError> {
+    let mut corpus = Corpus::new(options.seed, options.teams);
+    let mut samples = Vec::new();
+    for _ in 0..options.queries.min(50) {
+        let query = corpus.query();
+        let started = Instant::now();
+        model
+            .embed(&[query.text.as_str()])
+            .map_err(|e| EvalError::Bench(format!("model query embedding: {e}")))?;
+        samples.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(Spread::of(&samples))
+}
+
+async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, EvalError> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bench.db");
+    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+    let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing))).await?;
+    let mut corpus = Corpus::new(options.seed, options.teams);
+    let mut actors = Vec::new();
+    for team in 0..corpus.teams() {
+        actors.push(store.open_team(&format!("bench-{team}")).await?);
+    }
+
+    let progress = bar(options.progress, items, &format!("remember {items}"));
+    let mut team_sizes = vec![0usize; actors.len()];
+    let started = Instant::now();
+    for n in 0..items {
+        let document = corpus.document(n);
+        team_sizes[document.team] += 1;
+        let mut new = NewEvidence::new(document.text);
+        new.observed_at = Some(document.observed_at);
+        new.source = "bench".into();
+        memory.remember(&actors[document.team], new).await?;
+        progress.inc(1);
+    }
+    let ingest_secs = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+
+    let progress = bar(options.progress, items, "vectors");
+    let started = Instant::now();
+    let embedded = memory
+        .embed_pending_reporting(|done| progress.set_position(done as u64))
+        .await?
+        .embedded;
+    let vectors_per_sec = embedded as f64 / started.elapsed().as_secs_f64().max(1e-9);
+    progress.finish_and_clear();
+    let store_bytes = directory_bytes(dir.path())?;
+
+    let queries: Vec<Query> = (0..options.queries).map(|_| corpus.query()).collect();
+    let mut recall_ms = Vec::new();
+    for (label, profile) in [
+        ("lexical", LEXICAL_PROFILE),
+        ("hybrid, exact vectors", DEFAULT_PROFILE),
+    ] {
+        let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing)))
+            .await?
+            .with_profile(profile);
+        recall_ms.push(time_recalls(label, &memory, &actors, &queries, options).await?);
+    }
+    // The HNSW graphs are built in memory on a team's first vector query: timed apart.
+    let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
+    let ann = Memory::open(ann_store, Some(hashing))
+        .await?
+        .with_profile(DEFAULT_PROFILE);
+    let started = Instant::now();
+    for actor in &actors {
+        ann.recall(actor, RecallQuery::text("warm the graph"))
+            .await?;
+    }
+    let hnsw_build_secs = started.elapsed().as_secs_f64();
+    recall_ms.push(time_recalls("hybrid, HNSW vectors", &ann, &actors, &queries, options).await?);
+
+    Ok(SizeReport {
+        items,
+        largest_team_items: team_sizes.iter().copied().max().unwrap_or(0),
+        ingest_per_sec: items as f64 / ingest_secs.max(1e-9),
+        ingest_secs,
+        vectors_per_sec,
+        store_bytes,
+        peak_rss_bytes: peak_rss_bytes(),
+        recall_ms,
+        hnsw_build_secs,
+    })
+}
+
+async fn time_recalls(
+    label: &str,
+    memory: &Memory<SqliteStore>,
+    actors: &[Actor],
+    queries: &[Query],
+    options: &BenchOptions,
+) -> Result<ProfileLatency, EvalError> {
+    let recall =
+        |query: &Query| memory.recall(&actors[query.team], RecallQuery::text(query.text.clone()));
+    // Warm the page cache and statement cache before timing.
+    for query in queries.iter().take(10) {
+        recall(query).await?;
+    }
+    let progress = bar(options.progress, queries.len(), label);
+    let mut samples = Vec::new();
+    let mut results = 0;
+    for query in queries {
+        let started = Instant::now();
+        let answer = recall(query).await?;
+        samples.push(started.elapsed().as_secs_f64() * 1e3);
+        results += answer.hits.len();
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    Ok(ProfileLatency {
+        profile: label.to_string(),
+        latency_ms: Spread::of(&samples),
+        mean_results: results as f64 / queries.len().max(1) as f64,
+    })
+}
+
+fn directory_bytes(dir: &Path) -> Result<u64, EvalError> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        total += entry?.metadata()?.len();
+    }
+    Ok(total)
+}
+
+/// Peak resident set size from `/proc/self/status` (`None` off Linux).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+impl BenchReport {
+    pub fn table(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "synthetic corpus: seed {}, {} teams (sizes ∝ 1/rank), {} queries; vectors: {}",
+            self.seed, self.teams, self.queries, self.vectors
+        );
+        if let Some(model) = &self.model_query_embedding_ms {
+            let _ = writeln!(
+                s,
+                "built-in model query embedding: p50 {:.1} ms, p95 {:.1} ms (add to hybrid recall)",
+                model.p50, model.p95
+            );
+        }
+        for size in &self.sizes {
+            let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+            let _ = writeln!(
+                s,
+                "\nN = {} (largest team {}): ingest {:.0}/s ({:.1}s), vectors {:.0}/s, store {:.1} MiB, peak RSS {}",
+                size.items,
+                size.largest_team_items,
+                size.ingest_per_sec,
+                size.ingest_secs,
+                size.vectors_per_sec,
+                mib(size.store_bytes),
+                size.peak_rss_bytes
+                    .map_or("n/a".into(), |b| format!("{:.0} MiB", mib(b)))
+            );
+            let _ = writeln!(
+                s,
+                "  HNSW graph build (all teams): {:.1}s",
+                size.hnsw_build_secs
+            );
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>9} {:>9} {:>9} {:>8}",
+                "recall ms", "p50", "p95", "p99", "results"
+            );
+            for p in &size.recall_ms {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:>9.2} {:>9.2} {:>9.2} {:>8.1}",
+                    p.profile, p.latency_ms.p50, p.latency_ms.p95, p.latency_ms.p99, p.mean_results
+                );
+            }
+        }
+        s
+    }
+}
