@@ -389,3 +389,106 @@ fn context_bytes_bounds_the_returned_text() {
     assert!(total <= 300, "{total} bytes returned");
     assert!(total > 0);
 }
+
+fn eval_fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mnem-eval/tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn eval_prints_one_json_summary_with_quality_bytes_latency_and_no_leaks() {
+    let file = eval_fixture("locomo_mini.json");
+    let out = mnem(
+        None,
+        &["--json", "--embedder", "none", "eval", "locomo", &file],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(report["dataset"], "locomo");
+    let profile = &report["profiles"][0];
+    assert_eq!(
+        profile["profile"], "lexical-1",
+        "lexical only without an embedder"
+    );
+    assert_eq!(profile["overall"]["questions"], 2);
+    assert_eq!(profile["cross_team_leaks"], 0);
+    assert!(profile["latency_ms"]["p99"].as_f64().is_some());
+    assert!(profile["bytes_returned"]["p50"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn eval_rejects_bad_input_before_ingesting_with_the_field_named() {
+    let file = eval_fixture("locomo_mini.json");
+    for (args, needle) in [
+        (
+            vec!["eval", "locomo", "/nonexistent/x.json"],
+            "/nonexistent/x.json",
+        ),
+        (vec!["eval", "trec", &file], "trec"),
+        (vec!["eval", "locomo", &file, "--profile", "bm99"], "bm99"),
+        (
+            vec!["eval", "locomo", &file, "--profile", "vector"],
+            "profile",
+        ),
+        (vec!["eval", "locomo", &file, "--limit", "51"], "limit"),
+        (
+            vec!["eval", "locomo", &file, "--context-bytes", "0"],
+            "context_bytes",
+        ),
+    ] {
+        let mut full = vec!["--embedder", "none"];
+        full.extend(args.iter().copied());
+        let out = mnem(None, &full);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{full:?}: {stderr}");
+        assert!(stderr.contains(needle), "{full:?}: {stderr}");
+    }
+}
+
+#[test]
+fn bench_reports_each_size_with_latency_per_path_store_size_and_peak_memory() {
+    let out = mnem(
+        None,
+        &[
+            "--json",
+            "--embedder",
+            "none",
+            "bench",
+            "--sizes",
+            "300",
+            "--queries",
+            "5",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let size = &report["sizes"][0];
+    assert_eq!(size["items"], 300);
+    assert!(size["store_bytes"].as_u64().unwrap() > 0);
+    assert!(size["ingest_per_sec"].as_f64().unwrap() > 0.0);
+    let paths: Vec<&str> = size["recall_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["profile"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["lexical", "hybrid, exact vectors", "hybrid, HNSW vectors"]
+    );
+    assert!(
+        report["model_query_embedding_ms"].is_null(),
+        "no model asked for"
+    );
+}

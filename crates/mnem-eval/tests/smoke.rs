@@ -1,0 +1,140 @@
+//! Smoke runs of both evals end to end through a real store: small hand-made files in
+//! each benchmark's format (so the readers and metrics cannot rot unnoticed), and the
+//! first questions of the real development files when `../shared/data` is present.
+
+use std::path::{Path, PathBuf};
+
+use mnem_conformance::vector_cases::builtin;
+use mnem_core::{DEFAULT_PROFILE, LEXICAL_PROFILE, VECTOR_PROFILE};
+use mnem_eval::{read, run, EvalOptions, QuestionClass};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn lexical() -> EvalOptions {
+    EvalOptions {
+        profiles: vec![LEXICAL_PROFILE],
+        ..EvalOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn longmemeval_mini_finds_each_answer_session_first_and_reports_abstention_apart() {
+    let dataset = read("longmemeval", &fixture("longmemeval_mini.json"), None).unwrap();
+    let report = run(&dataset, &lexical()).await.unwrap();
+    let profile = &report.profiles[0];
+    assert_eq!(profile.overall.questions, 2);
+    assert_eq!(profile.overall.session_recall_any_at_1, 1.0);
+    assert_eq!(profile.overall.session_ndcg_any_at_10, 1.0);
+    assert_eq!(profile.overall.turn_recall_any_at_5_in_budget, 1.0);
+    assert_eq!(profile.separate.len(), 1);
+    assert_eq!(profile.separate[0].group, "abstention");
+    assert_eq!(profile.separate[0].questions, 1);
+    assert_eq!(report.ingest.teams, 3);
+    assert_eq!(report.ingest.items, 11);
+}
+
+#[tokio::test]
+async fn the_same_text_in_two_teams_never_crosses_over() {
+    // mini-1 and mini-2 both hold "I moved to Lisbon …": each question's ranks come
+    // from its own team only, and the leak counter stays at zero.
+    let dataset = read("longmemeval", &fixture("longmemeval_mini.json"), None).unwrap();
+    let report = run(&dataset, &lexical()).await.unwrap();
+    assert_eq!(report.profiles[0].cross_team_leaks, 0);
+}
+
+#[tokio::test]
+async fn only_what_fits_the_byte_budget_counts_as_returned() {
+    // "Which marathon did Ben run?" cites two turns; both rank in the top 2 of the deep
+    // recall, but a 64-byte budget returns one result, so only one counts as returned.
+    let dataset = read("locomo", &fixture("locomo_mini.json"), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("questions.jsonl");
+    let options = EvalOptions {
+        context_bytes: 64,
+        out: Some(out.clone()),
+        ..lexical()
+    };
+    let report = run(&dataset, &options).await.unwrap();
+    assert!(report.profiles[0].bytes_returned.p95 <= 64.0);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "one line per question");
+    let marathon = &lines[0];
+    assert_eq!(marathon["question_id"], "mini:0");
+    assert_eq!(marathon["item_ranks"], serde_json::json!([1, 2]));
+    assert_eq!(marathon["budget_item_ranks"], serde_json::json!([1]));
+    assert_eq!(marathon["returned"], 1);
+}
+
+#[tokio::test]
+async fn locomo_mini_scores_turn_recall_and_mrr_and_keeps_adversarial_apart() {
+    let dataset = read("locomo", &fixture("locomo_mini.json"), None).unwrap();
+    assert_eq!(dataset.questions[2].class, QuestionClass::Adversarial);
+    let report = run(&dataset, &lexical()).await.unwrap();
+    let profile = &report.profiles[0];
+    assert_eq!(profile.overall.questions, 2);
+    // Both Berlin-marathon turns and the pottery-class turn are in the top 5 of five.
+    assert_eq!(profile.overall.turn_recall_at_5, 1.0);
+    assert_eq!(profile.overall.turn_mrr, 1.0);
+    let categories: Vec<&str> = profile
+        .by_category
+        .iter()
+        .map(|g| g.group.as_str())
+        .collect();
+    assert_eq!(categories, ["1", "4"]);
+    assert_eq!(profile.separate[0].group, "adversarial");
+}
+
+#[tokio::test]
+async fn profiles_run_on_one_ingest_and_report_query_embedding_time_only_with_vectors() {
+    let dataset = read("longmemeval", &fixture("longmemeval_mini.json"), None).unwrap();
+    let options = EvalOptions {
+        profiles: vec![LEXICAL_PROFILE, VECTOR_PROFILE, DEFAULT_PROFILE],
+        embedder: Some(builtin()),
+        ..EvalOptions::default()
+    };
+    let report = run(&dataset, &options).await.unwrap();
+    assert_eq!(report.ingest.embedded, report.ingest.items);
+    let names: Vec<&str> = report.profiles.iter().map(|p| p.profile).collect();
+    assert_eq!(names, ["lexical-1", "vector-1", "rrf-1"]);
+    assert_eq!(report.profiles[0].query_embedding_ms.p99, 0.0);
+    assert!(report.profiles[1].query_embedding_ms.p50 > 0.0);
+    for profile in &report.profiles {
+        assert_eq!(
+            profile.overall.session_recall_any_at_5, 1.0,
+            "{}",
+            profile.profile
+        );
+    }
+}
+
+/// The real development files, first few questions each (absent outside this workplace:
+/// then the test says so and checks nothing else).
+#[tokio::test]
+async fn real_development_files_run_end_to_end_on_their_first_questions() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    if !data.exists() {
+        eprintln!(
+            "SKIPPED: {} not found; fixture smoke tests still ran",
+            data.display()
+        );
+        return;
+    }
+    for (name, file) in [
+        ("longmemeval", "longmemeval_s_dev.json"),
+        ("locomo", "locomo_dev.json"),
+    ] {
+        let dataset = read(name, &data.join(file), Some(3)).unwrap();
+        assert_eq!(dataset.questions.len(), 3, "{name}");
+        let report = run(&dataset, &lexical()).await.unwrap();
+        assert_eq!(report.profiles[0].cross_team_leaks, 0, "{name}");
+        assert!(report.ingest.items > 100, "{name}: {}", report.ingest.items);
+    }
+}
