@@ -37,9 +37,17 @@ pub fn recall_fraction(ranks: &[usize], gold_count: usize, k: usize) -> f64 {
 }
 
 /// LongMemEval `ndcg_any@k`: binary relevance, DCG of the top k over the DCG of an ideal
-/// list with every gold id first.
+/// list with every gold id first. DCG is LongMemEval's own (`eval_utils.dcg`): rank 1
+/// gains 1 and rank r ≥ 2 gains 1/log2(r) — so ranks 1 and 2 weigh the same, unlike the
+/// 1/log2(r+1) form.
 pub fn ndcg(ranks: &[usize], gold_count: usize, k: usize) -> f64 {
-    let gain = |rank: usize| 1.0 / ((rank + 1) as f64).log2();
+    let gain = |rank: usize| {
+        if rank <= 1 {
+            1.0
+        } else {
+            1.0 / (rank as f64).log2()
+        }
+    };
     let dcg: f64 = ranks.iter().filter(|&&r| r <= k).map(|&r| gain(r)).sum();
     let ideal: f64 = (1..=gold_count.min(k)).map(gain).sum();
     if ideal == 0.0 {
@@ -104,11 +112,15 @@ mod tests {
     #[test]
     fn ndcg_is_one_for_an_ideal_list_and_discounts_by_log_rank() {
         assert!((ndcg(&[1, 2], 2, 10) - 1.0).abs() < 1e-12);
-        // One gold id at rank 3: 1/log2(4) = 0.5 over an ideal of 1.
-        assert!((ndcg(&[3], 1, 10) - 0.5).abs() < 1e-12);
-        // Two gold ids, one found at rank 1: 1 / (1 + 1/log2 3).
-        let expected = 1.0 / (1.0 + 1.0 / 3f64.log2());
-        assert!((ndcg(&[1], 2, 10) - expected).abs() < 1e-12);
+        // One gold id at rank 4: 1/log2(4) = 0.5 over an ideal of 1.
+        assert!((ndcg(&[4], 1, 10) - 0.5).abs() < 1e-12);
+        // LongMemEval's DCG: rank 2 gains as much as rank 1.
+        assert!((ndcg(&[2], 1, 10) - 1.0).abs() < 1e-12);
+        // Two gold ids, one found at rank 1: 1 / (1 + 1) against an ideal of two.
+        assert!((ndcg(&[1], 2, 10) - 0.5).abs() < 1e-12);
+        // Three gold ids at ranks 1, 3, 4: (1 + 1/log2 3 + 1/2) / (1 + 1 + 1/log2 3).
+        let expected = (1.5 + 1.0 / 3f64.log2()) / (2.0 + 1.0 / 3f64.log2());
+        assert!((ndcg(&[1, 3, 4], 3, 10) - expected).abs() < 1e-12);
         assert_eq!(ndcg(&[11], 1, 10), 0.0);
     }
 
