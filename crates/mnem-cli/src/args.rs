@@ -86,11 +86,16 @@ pub struct EvalCommand {
     pub file: PathBuf,
     /// Ranking profiles to compare on the same ingested store, comma-separated
     /// (hybrid, lexical, vector). Default: all three with an embedder, else lexical.
+    /// Constants can be overridden to measure a variant: hybrid:vector_weight=0.5.
     #[arg(long, value_delimiter = ',', value_parser = parse_profile)]
     pub profile: Vec<RankingProfile>,
     /// Ask only the first N questions (and ingest only their haystacks).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub questions: Option<u64>,
+    /// Keep document vectors in this file and reuse them on the next run (same model
+    /// and preprocessing only): for comparing ranking variants without re-embedding.
+    #[arg(long, value_name = "FILE")]
+    pub embed_cache: Option<PathBuf>,
     /// Write one JSON line per question and profile (gold ranks, bytes, latency).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -103,10 +108,8 @@ pub struct EvalCommand {
 }
 
 fn parse_profile(text: &str) -> Result<RankingProfile, String> {
-    mnem_core::profile_named(text.trim())
-        .ok_or_else(|| format!("unknown profile {text:?} (hybrid, lexical, vector)"))
+    mnem_core::parse_profile(text).map_err(|e| e.to_string())
 }
-
 #[derive(Debug, Args)]
 pub struct BenchCommand {
     /// Corpus sizes to measure, comma-separated, smallest first (1000000 on request).

@@ -256,6 +256,7 @@ async fn eval(
     let options = mnem_eval::EvalOptions {
         profiles,
         embedder,
+        embed_cache: args.embed_cache.clone(),
         limit: args.limit,
         context_bytes: args.context_bytes,
         out: args.out.clone(),

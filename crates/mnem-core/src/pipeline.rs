@@ -2,6 +2,7 @@
 //! candidates by evidence id (RRF), rerank deterministically (hard anchors, phrases,
 //! temporal intent), normalise to (0, 1], filter, order, fit the byte budget, limit.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -9,13 +10,17 @@ use serde::Serialize;
 use crate::anchors::{parse_anchors, Anchor};
 use crate::order::sort_hits;
 use crate::temporal::{parse_time_hint, TimeRange};
-use crate::{Actor, Candidate, Evidence, EvidenceId, Order, RecallQuery, Score, Timestamp};
+use crate::{
+    Actor, Candidate, Evidence, EvidenceId, Order, RecallQuery, Score, Timestamp, ValidationError,
+};
 
 /// Fusion and rerank constants. Versioned: a change here is a ranking change, reported in
 /// telemetry and measured with `mnem eval` before it ships.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankingProfile {
-    pub version: &'static str,
+    /// Names the constants exactly: a built-in profile's version, or a built-in version
+    /// followed by its overrides (`rrf-1:vector_weight=0.5`).
+    pub version: Cow<'static, str>,
     /// Which candidate branches a ranked recall runs. A listing always reads through the
     /// full-text store's listing path, whatever this says.
     pub lexical_branch: bool,
@@ -40,7 +45,7 @@ pub struct RankingProfile {
 
 /// Hybrid: both branches fused by RRF. What every recall uses unless told otherwise.
 pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
-    version: "rrf-1",
+    version: Cow::Borrowed("rrf-1"),
     lexical_branch: true,
     vector_branch: true,
     rrf_k: 60.0,
@@ -56,7 +61,7 @@ pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
 /// The full-text branch alone, with the same reranking: the baseline `mnem eval`
 /// compares against.
 pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
-    version: "lexical-1",
+    version: Cow::Borrowed("lexical-1"),
     vector_branch: false,
     ..DEFAULT_PROFILE
 };
@@ -64,7 +69,7 @@ pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
 /// The vector branch alone (needs an embedder; a recall that cannot embed its query
 /// fails rather than silently answering from the full-text branch).
 pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
-    version: "vector-1",
+    version: Cow::Borrowed("vector-1"),
     lexical_branch: false,
     vector_required: true,
     ..DEFAULT_PROFILE
@@ -80,6 +85,54 @@ pub fn profile_named(name: &str) -> Option<RankingProfile> {
     .into_iter()
     .find(|(short, profile)| *short == name || profile.version == name)
     .map(|(_, profile)| profile)
+}
+
+/// A named profile with constants overridden, for measuring a variant before it ships:
+/// `NAME[:key=value]…`, e.g. `hybrid:vector_weight=0.5:rrf_k=30`. Keys are the numeric
+/// fields of [`RankingProfile`]; the result's version is the normalised spec.
+pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
+    let invalid = |reason: String| ValidationError::new("profile", reason);
+    let mut parts = spec.trim().split(':');
+    let name = parts.next().unwrap_or_default();
+    let mut profile = profile_named(name).ok_or_else(|| {
+        invalid(format!(
+            "unknown profile {name:?} (hybrid, lexical, vector, or a version)"
+        ))
+    })?;
+    let mut version = profile.version.to_string();
+    for assignment in parts {
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| invalid(format!("{assignment:?} is not key=value")))?;
+        let number: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| invalid(format!("{key}: {value:?} is not a number ≥ 0")))?;
+        match key {
+            "rrf_k" => profile.rrf_k = number,
+            "lexical_weight" => profile.lexical_weight = number,
+            "vector_weight" => profile.vector_weight = number,
+            "vector_min_similarity" if number <= 1.0 => profile.vector_min_similarity = number,
+            "branch_pool" if number >= 1.0 && number.fract() == 0.0 => {
+                profile.branch_pool = number as usize
+            }
+            "phrase_boost" => profile.phrase_boost = number,
+            "temporal_boost" => profile.temporal_boost = number,
+            "vector_min_similarity" | "branch_pool" => {
+                return Err(invalid(format!("{key}: {value} is out of range")))
+            }
+            other => {
+                return Err(invalid(format!(
+                    "unknown key {other:?} (rrf_k, lexical_weight, vector_weight, \
+                     vector_min_similarity, branch_pool, phrase_boost, temporal_boost)"
+                )))
+            }
+        }
+        version.push_str(&format!(":{key}={value}"));
+    }
+    profile.version = Cow::Owned(version);
+    Ok(profile)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -389,6 +442,33 @@ mod tests {
         team: TeamId(Uuid::from_u128(1)),
         profile: ProfileId(Uuid::from_u128(2)),
     };
+
+    #[test]
+    fn a_profile_spec_overrides_constants_and_names_itself_exactly() {
+        let profile = parse_profile("hybrid:vector_weight=0.5:rrf_k=30").unwrap();
+        assert_eq!(profile.vector_weight, 0.5);
+        assert_eq!(profile.rrf_k, 30.0);
+        assert_eq!(profile.lexical_weight, DEFAULT_PROFILE.lexical_weight);
+        assert_eq!(profile.version, "rrf-1:vector_weight=0.5:rrf_k=30");
+        assert_eq!(parse_profile("lexical").unwrap(), LEXICAL_PROFILE);
+    }
+
+    #[test]
+    fn a_bad_profile_spec_names_what_is_wrong() {
+        for (spec, needle) in [
+            ("bm25", "bm25"),
+            ("hybrid:vector_weight", "key=value"),
+            ("hybrid:vector_weight=-1", "vector_weight"),
+            ("hybrid:vector_weight=NaN", "vector_weight"),
+            ("hybrid:colour=3", "colour"),
+            ("hybrid:branch_pool=2.5", "branch_pool"),
+            ("hybrid:vector_min_similarity=2", "vector_min_similarity"),
+        ] {
+            let err = parse_profile(spec).unwrap_err();
+            assert_eq!(err.field, "profile");
+            assert!(err.reason.contains(needle), "{spec}: {}", err.reason);
+        }
+    }
 
     #[test]
     fn profiles_are_named_by_short_name_or_version_and_unknown_names_are_none() {

@@ -6,6 +6,7 @@
 //! counts) and once deep (50 results) to rank gold turns and sessions.
 
 pub mod bench;
+pub mod cache;
 pub mod dataset;
 mod error;
 pub mod hashing;

@@ -95,7 +95,7 @@ impl Spread {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileReport {
-    pub profile: &'static str,
+    pub profile: String,
     /// Headline: every scored question.
     pub overall: GroupMetrics,
     /// Scored questions by benchmark category.
@@ -112,7 +112,7 @@ pub struct ProfileReport {
 }
 
 impl ProfileReport {
-    pub fn summarise(profile: &'static str, results: &[QuestionResult]) -> Self {
+    pub fn summarise(profile: &str, results: &[QuestionResult]) -> Self {
         let scored: Vec<&QuestionResult> = results
             .iter()
             .filter(|r| r.class == QuestionClass::Scored)
@@ -134,7 +134,7 @@ impl ProfileReport {
         let samples =
             |f: &dyn Fn(&QuestionResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
         Self {
-            profile,
+            profile: profile.to_string(),
             overall: GroupMetrics::of("overall".into(), &scored),
             by_category: categories
                 .into_iter()

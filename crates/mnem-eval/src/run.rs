@@ -16,6 +16,7 @@ use mnem_sqlite::SqliteStore;
 use mnem_store::{EvidenceStore, SystemClock};
 use serde::Serialize;
 
+use crate::cache::CachingEmbedder;
 use crate::dataset::{Dataset, QuestionClass};
 use crate::metrics::{dedup_in_order, gold_ranks};
 use crate::report::{EvalReport, IngestReport, ProfileReport};
@@ -27,6 +28,9 @@ const DEEP_LIMIT: usize = 50;
 pub struct EvalOptions {
     pub profiles: Vec<RankingProfile>,
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// Document vectors are read from and written to this cache (same contract only);
+    /// query embedding never uses it.
+    pub embed_cache: Option<PathBuf>,
     /// The agent-facing recall: result limit and byte budget.
     pub limit: usize,
     pub context_bytes: usize,
@@ -40,6 +44,7 @@ impl Default for EvalOptions {
         Self {
             profiles: vec![mnem_core::DEFAULT_PROFILE],
             embedder: None,
+            embed_cache: None,
             limit: DEFAULT_LIMIT,
             context_bytes: DEFAULT_CONTEXT_BYTES,
             out: None,
@@ -51,7 +56,7 @@ impl Default for EvalOptions {
 /// What one question got under one profile.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionResult {
-    pub profile: &'static str,
+    pub profile: String,
     pub question_id: String,
     pub category: String,
     pub class: QuestionClass,
@@ -92,7 +97,13 @@ type Origins = HashMap<EvidenceId, (usize, usize)>;
 pub async fn run(dataset: &Dataset, options: &EvalOptions) -> Result<EvalReport, EvalError> {
     let dir = tempfile::tempdir()?;
     let store = SqliteStore::open(&dir.path().join("eval.db"), Arc::new(SystemClock))?;
-    let writer = Memory::open(store.clone(), options.embedder.clone()).await?;
+    let ingest_embedder = match (&options.embedder, &options.embed_cache) {
+        (Some(embedder), Some(path)) => {
+            Some(Arc::new(CachingEmbedder::open(path, Arc::clone(embedder))?) as Arc<dyn Embedder>)
+        }
+        (embedder, _) => embedder.clone(),
+    };
+    let writer = Memory::open(store.clone(), ingest_embedder).await?;
 
     let (actors, origins, ingest) = ingest(dataset, &writer, options).await?;
 
@@ -112,7 +123,7 @@ pub async fn run(dataset: &Dataset, options: &EvalOptions) -> Result<EvalReport,
                 out.write_all(b"\n")?;
             }
         }
-        profiles.push(ProfileReport::summarise(profile.version, &results));
+        profiles.push(ProfileReport::summarise(&profile.version, &results));
     }
     if let Some(mut out) = out {
         out.flush()?;
@@ -192,8 +203,8 @@ async fn ask(
     origins: &Origins,
     options: &EvalOptions,
 ) -> Result<Vec<QuestionResult>, EvalError> {
-    let version = memory.profile().version;
-    let progress = bar(options.progress, dataset.questions.len(), version);
+    let version = memory.profile().version.to_string();
+    let progress = bar(options.progress, dataset.questions.len(), &version);
     let mut results = Vec::new();
     for question in &dataset.questions {
         let actor = &actors[question.haystack];
@@ -240,7 +251,7 @@ async fn ask(
                 .count()
         };
         results.push(QuestionResult {
-            profile: version,
+            profile: version.clone(),
             question_id: question.id.clone(),
             category: question.category.clone(),
             class: question.class,

@@ -59,7 +59,7 @@ fn degradation(branch: Branch, reason: String, at: Timestamp) -> Degradation {
 /// What `mnem status` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
-    pub ranking_profile_version: &'static str,
+    pub ranking_profile_version: String,
     pub active_contract: Option<EmbeddingContract>,
     pub recorded_contract: Option<EmbeddingContract>,
     pub search_freshness: SearchFreshness,
@@ -242,7 +242,7 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
     pub async fn status(&self) -> Result<Status> {
         let now = self.store.clock().now();
         Ok(Status {
-            ranking_profile_version: self.profile.version,
+            ranking_profile_version: self.profile.version.to_string(),
             active_contract: self.embedder.as_ref().map(|e| e.contract().clone()),
             recorded_contract: self.store.recorded_contract().await?,
             search_freshness: self.store.freshness(now).await?,
