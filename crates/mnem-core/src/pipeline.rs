@@ -25,6 +25,8 @@ pub struct RankingProfile {
     /// full-text store's listing path, whatever this says.
     pub lexical_branch: bool,
     pub vector_branch: bool,
+    /// How branch results combine when more than one branch answered.
+    pub fusion: Fusion,
     /// RRF damping: a branch's i-th result (1-based) contributes `weight / (k + i)`.
     pub rrf_k: f64,
     pub lexical_weight: f64,
@@ -43,11 +45,27 @@ pub struct RankingProfile {
     pub vector_required: bool,
 }
 
+/// How fused branches combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: ranks only, `weight / (rrf_k + rank)` per branch.
+    Rrf,
+    /// Convex combination of each branch's own relevance scaled by the branch's best
+    /// (relevance / max: BM25 relevance and floored cosine both start at 0, so this is
+    /// min–max with the theoretical minimum), weights normalised to sum 1; absent from a
+    /// branch counts 0. Keeps how much better the best match is, which ranks alone throw
+    /// away, without stretching a branch whose candidates are all about equally close
+    /// (as observed min–max would).
+    Convex,
+}
+
 /// Hybrid: both branches fused by RRF. What every recall uses unless told otherwise.
 pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
     version: Cow::Borrowed("rrf-1"),
     lexical_branch: true,
     vector_branch: true,
+    fusion: Fusion::Rrf,
     rrf_k: 60.0,
     lexical_weight: 1.0,
     vector_weight: 1.0,
@@ -104,6 +122,15 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
         let (key, value) = assignment
             .split_once('=')
             .ok_or_else(|| invalid(format!("{assignment:?} is not key=value")))?;
+        if key == "fusion" {
+            profile.fusion = match value {
+                "rrf" => Fusion::Rrf,
+                "convex" => Fusion::Convex,
+                other => return Err(invalid(format!("fusion: {other:?} (rrf, convex)"))),
+            };
+            version.push_str(&format!(":{key}={value}"));
+            continue;
+        }
         let number: f64 = value
             .parse()
             .ok()
@@ -124,7 +151,7 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown key {other:?} (rrf_k, lexical_weight, vector_weight, \
+                    "unknown key {other:?} (fusion, rrf_k, lexical_weight, vector_weight, \
                      vector_min_similarity, branch_pool, phrase_boost, temporal_boost)"
                 )))
             }
@@ -305,9 +332,14 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
         Branch::Lexical => profile.lexical_weight,
         Branch::Vector => profile.vector_weight,
     };
+    // Normalisers: the best attainable sum, so a result first in (or best in) every
+    // branch scores 1.
     let best_possible: f64 = branches
         .iter()
-        .map(|b| weight(b.branch) / (profile.rrf_k + 1.0))
+        .map(|b| match profile.fusion {
+            Fusion::Rrf => weight(b.branch) / (profile.rrf_k + 1.0),
+            Fusion::Convex => weight(b.branch),
+        })
         .sum();
     // With one branch there is nothing to fuse, and the branch's own relevance grades a
     // match better than its rank can: the full-text branch alone scores BM25 mapped by
@@ -317,19 +349,24 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
     let mut fused: HashMap<EvidenceId, (Evidence, ScoreComponents)> = HashMap::new();
     for branch in branches {
         let w = weight(branch.branch);
+        let candidates: Vec<Candidate> = branch
+            .candidates
+            .into_iter()
+            .filter(|candidate| {
+                branch.branch != Branch::Vector
+                    || candidate
+                        .relevance
+                        .is_none_or(|similarity| similarity >= profile.vector_min_similarity)
+            })
+            .collect();
+        let best = BestRelevance::of(&candidates);
         let mut rank = 0;
-        for candidate in branch.candidates {
-            let too_far = branch.branch == Branch::Vector
-                && candidate
-                    .relevance
-                    .is_some_and(|similarity| similarity < profile.vector_min_similarity);
-            if too_far {
-                continue;
-            }
+        for candidate in candidates {
             let id = candidate.evidence.id;
             if let (true, Some(relevance)) = (single_branch, candidate.relevance) {
                 own_relevance.entry(id).or_insert(relevance);
             }
+            let relevance = candidate.relevance;
             let entry = fused
                 .entry(id)
                 .or_insert_with(|| (candidate.evidence, ScoreComponents::default()));
@@ -342,7 +379,10 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
             }
             rank += 1;
             *slot = Some(rank);
-            entry.1.fused += w / (profile.rrf_k + rank as f64);
+            entry.1.fused += w * match profile.fusion {
+                Fusion::Rrf => 1.0 / (profile.rrf_k + rank as f64),
+                Fusion::Convex => best.scale(relevance),
+            };
         }
     }
     fused
@@ -356,6 +396,29 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
             hit(evidence, score, components)
         })
         .collect()
+}
+
+/// One branch's best relevance, for convex fusion.
+struct BestRelevance(Option<f64>);
+
+impl BestRelevance {
+    fn of(candidates: &[Candidate]) -> Self {
+        Self(
+            candidates
+                .iter()
+                .filter_map(|c| c.relevance)
+                .reduce(f64::max),
+        )
+    }
+
+    /// Relevance over the branch's best, in [0, 1]; a branch without relevance (or with
+    /// nothing above zero) gives each candidate full credit.
+    fn scale(&self, relevance: Option<f64>) -> f64 {
+        match (relevance, self.0) {
+            (Some(value), Some(best)) if best > 0.0 => (value / best).clamp(0.0, 1.0),
+            _ => 1.0,
+        }
+    }
 }
 
 /// Bounded multiplicative signals. The multiplier is divided by its maximum, so a score
@@ -450,6 +513,9 @@ mod tests {
         assert_eq!(profile.rrf_k, 30.0);
         assert_eq!(profile.lexical_weight, DEFAULT_PROFILE.lexical_weight);
         assert_eq!(profile.version, "rrf-1:vector_weight=0.5:rrf_k=30");
+        let convex = parse_profile("hybrid:fusion=convex").unwrap();
+        assert_eq!(convex.fusion, Fusion::Convex);
+        assert!(parse_profile("hybrid:fusion=max").is_err());
         assert_eq!(parse_profile("lexical").unwrap(), LEXICAL_PROFILE);
     }
 
@@ -541,6 +607,56 @@ mod tests {
         assert_eq!(ids(&hits), vec![3, 1, 2]);
         assert_eq!(hits[0].components.lexical_rank, Some(3));
         assert_eq!(hits[0].components.vector_rank, Some(1));
+    }
+
+    #[test]
+    fn convex_fusion_keeps_a_decisive_full_text_match_first() {
+        // Full text: a is far better than b and c (relevance 10 vs 2 and 1). Vector: b and
+        // c lead a only slightly. Ranks alone (RRF) would put b, present high in both,
+        // first; convex fusion keeps the size of a's lead.
+        let (a, b, c) = (
+            evidence(1, "a", 1),
+            evidence(2, "b", 2),
+            evidence(3, "c", 3),
+        );
+        let mut lexical = branch(Branch::Lexical, &[&a, &b, &c]);
+        for (candidate, relevance) in lexical.candidates.iter_mut().zip([10.0, 2.0, 1.0]) {
+            candidate.relevance = Some(relevance);
+        }
+        let mut vector = branch(Branch::Vector, &[&b, &c, &a]);
+        for (candidate, similarity) in vector.candidates.iter_mut().zip([0.62, 0.61, 0.60]) {
+            candidate.relevance = Some(similarity);
+        }
+        let branches = vec![lexical, vector];
+        let plan = plan(RecallQuery::text("zzz"));
+        let convex = RankingProfile {
+            fusion: Fusion::Convex,
+            ..DEFAULT_PROFILE
+        };
+        let hits = rank(branches.clone(), &plan, &ACTOR, &convex);
+        assert_eq!(ids(&hits), vec![1, 2, 3]);
+        let rrf = rank(branches, &plan, &ACTOR, &DEFAULT_PROFILE);
+        assert_eq!(ids(&rrf)[0], 2, "RRF: second + first beats first + third");
+    }
+
+    #[test]
+    fn convex_fusion_scores_stay_in_the_unit_interval_with_one_for_best_in_every_branch() {
+        let (a, b) = (evidence(1, "a", 1), evidence(2, "b", 2));
+        let convex = RankingProfile {
+            fusion: Fusion::Convex,
+            ..DEFAULT_PROFILE
+        };
+        let hits = rank(
+            vec![
+                branch(Branch::Lexical, &[&a, &b]),
+                branch(Branch::Vector, &[&a, &b]),
+            ],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &convex,
+        );
+        assert_eq!(hits[0].score.value(), 1.0);
+        assert!(hits[1].score.value() > 0.0 && hits[1].score.value() < 1.0);
     }
 
     #[test]
