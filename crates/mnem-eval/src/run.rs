@@ -95,6 +95,11 @@ pub(crate) fn bar(enabled: bool, len: usize, what: &str) -> ProgressBar {
 type Origins = HashMap<EvidenceId, (usize, usize)>;
 
 pub async fn run(dataset: &Dataset, options: &EvalOptions) -> Result<EvalReport, EvalError> {
+    // Opened first: a bad path fails now, not after a quarter-hour ingest.
+    let mut out = match &options.out {
+        Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path)?)),
+        None => None,
+    };
     let dir = tempfile::tempdir()?;
     let store = SqliteStore::open(&dir.path().join("eval.db"), Arc::new(SystemClock))?;
     let ingest_embedder = match (&options.embedder, &options.embed_cache) {
@@ -107,10 +112,6 @@ pub async fn run(dataset: &Dataset, options: &EvalOptions) -> Result<EvalReport,
 
     let (actors, origins, ingest) = ingest(dataset, &writer, options).await?;
 
-    let mut out = match &options.out {
-        Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path)?)),
-        None => None,
-    };
     let mut profiles = Vec::new();
     for profile in &options.profiles {
         let memory = Memory::open(store.clone(), options.embedder.clone())
