@@ -29,7 +29,8 @@ pub use ids::{Actor, EvidenceId, ProfileId, TeamId};
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, Branch, BranchCandidates, Fusion, RankingProfile,
-    RecallHit, RecallPlan, ScoreComponents, DEFAULT_PROFILE, LEXICAL_PROFILE, VECTOR_PROFILE,
+    RecallHit, RecallPlan, ScoreComponents, DEFAULT_PROFILE, LEXICAL_PROFILE, RRF_PROFILE,
+    VECTOR_PROFILE,
 };
 pub use recall::{Candidate, Order, PublicRecall, PublicResult, RecallQuery, ScopeFilter};
 pub use score::Score;

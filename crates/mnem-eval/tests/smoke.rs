@@ -103,7 +103,7 @@ async fn profiles_run_on_one_ingest_and_report_query_embedding_time_only_with_ve
     let report = run(&dataset, &options).await.unwrap();
     assert_eq!(report.ingest.embedded, report.ingest.items);
     let names: Vec<&str> = report.profiles.iter().map(|p| p.profile.as_str()).collect();
-    assert_eq!(names, ["lexical-1", "vector-1", "rrf-1"]);
+    assert_eq!(names, ["lexical-1", "vector-1", "convex-1"]);
     assert_eq!(report.profiles[0].query_embedding_ms.p99, 0.0);
     assert!(report.profiles[1].query_embedding_ms.p50 > 0.0);
     for profile in &report.profiles {
