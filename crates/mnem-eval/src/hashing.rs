@@ -1,8 +1,10 @@
 //! A feature-hashing embedder for `mnem bench`: each word adds ±1 to one of 384
 //! dimensions, then the vector is L2-normalised. A real (if weak) bag-of-words embedding
 //! at microseconds per text, so a 100k-item corpus gets vectors in seconds instead of
-//! the hours the built-in model would take on two cores. Vector-branch latency depends on
-//! the count and width of vectors, not on what they mean; the model's own query
+//! the hours the built-in model would take on two cores. The exact scan's cost depends
+//! only on the count and width of vectors; an HNSW search's also on how they cluster, and
+//! hashed bags of words cluster less than sentence embeddings do (more of the graph is
+//! visited), so the HNSW figures are on the pessimistic side. The model's own query
 //! embedding time is measured and reported separately.
 
 use mnem_core::embedding::l2_normalise;
