@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::anchors::{parse_anchors, Anchor};
 use crate::order::sort_hits;
 use crate::temporal::{parse_time_hint, TimeRange};
+use crate::text::floor_char_boundary;
 use crate::{
     Actor, Candidate, Evidence, EvidenceId, Order, RecallQuery, Score, Timestamp, ValidationError,
 };
@@ -496,17 +497,6 @@ pub fn fit_budget(hits: &mut Vec<RecallHit>, budget: usize) {
         }
     }
     hits.truncate(keep);
-}
-
-/// The largest index ≤ `max` that is a char boundary of `s`.
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    if max >= s.len() {
-        return s.len();
-    }
-    (0..=max)
-        .rev()
-        .find(|&i| s.is_char_boundary(i))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

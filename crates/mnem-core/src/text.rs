@@ -40,6 +40,18 @@ pub fn query_terms(query: &str) -> Vec<String> {
     }
 }
 
+/// The largest index ≤ `max` that is a char boundary of `s`: where to cut text to a byte
+/// budget without splitting a character.
+pub fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
 fn all_terms(query: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for word in query.split(|c: char| !c.is_alphanumeric()) {

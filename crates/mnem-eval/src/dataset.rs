@@ -1,6 +1,7 @@
 //! The one shape every benchmark is read into: haystacks (one team each) of items, and
 //! questions with the gold items and groups (sessions) that answer them.
 
+use mnem_core::text::floor_char_boundary;
 use mnem_core::Timestamp;
 
 /// A benchmark, read and ready to ingest.
@@ -61,13 +62,20 @@ pub struct Question {
 /// Cuts text to the store's content limit at a char boundary (benchmarks occasionally
 /// carry pasted documents longer than one evidence item may be).
 pub(crate) fn fit_content(text: &str) -> String {
-    let max = mnem_core::evidence::MAX_CONTENT_BYTES;
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = floor_char_boundary(text, mnem_core::evidence::MAX_CONTENT_BYTES);
     text[..cut].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_text_is_cut_to_the_content_limit_without_splitting_a_character() {
+        let max = mnem_core::evidence::MAX_CONTENT_BYTES;
+        let text = format!("{}é tail", "a".repeat(max - 1)); // 'é' straddles the limit
+        let cut = fit_content(&text);
+        assert_eq!(cut.len(), max - 1);
+        assert_eq!(fit_content("short"), "short");
+    }
 }
