@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use mnem_conformance::vector_cases::builtin;
 use mnem_core::{
-    ManualClock, NewEvidence, RecallQuery, Timestamp, LEXICAL_PROFILE, VECTOR_PROFILE,
+    Actor, ManualClock, NewEvidence, RankingProfile, RecallQuery, Timestamp, LEXICAL_PROFILE,
+    VECTOR_PROFILE,
 };
 use mnem_service::{Memory, ServiceError};
 use mnem_sqlite::SqliteStore;
@@ -58,8 +59,8 @@ async fn vector_profile_finds_a_paraphrase_that_shares_no_word_with_the_query() 
         .all(|h| h.components.lexical_rank.is_none()));
 }
 
-#[tokio::test]
-async fn lexical_profile_never_reports_a_missing_vector_branch() {
+/// One note in a store whose memory has no embedder, under `profile`.
+async fn note_without_embedder(profile: RankingProfile) -> (Memory<SqliteStore>, Actor) {
     let store = SqliteStore::open_in_memory(clock()).unwrap();
     let actor = store.open_team("t").await.unwrap();
     store
@@ -69,7 +70,13 @@ async fn lexical_profile_never_reports_a_missing_vector_branch() {
     let memory = Memory::open(store, None)
         .await
         .unwrap()
-        .with_profile(LEXICAL_PROFILE);
+        .with_profile(profile);
+    (memory, actor)
+}
+
+#[tokio::test]
+async fn lexical_profile_never_reports_a_missing_vector_branch() {
+    let (memory, actor) = note_without_embedder(LEXICAL_PROFILE).await;
     let recall = memory
         .recall(&actor, RecallQuery::text("backup"))
         .await
@@ -80,16 +87,7 @@ async fn lexical_profile_never_reports_a_missing_vector_branch() {
 
 #[tokio::test]
 async fn vector_profile_without_an_embedder_is_a_dependency_error() {
-    let store = SqliteStore::open_in_memory(clock()).unwrap();
-    let actor = store.open_team("t").await.unwrap();
-    store
-        .remember(&actor, NewEvidence::new("the backup job runs nightly"))
-        .await
-        .unwrap();
-    let memory = Memory::open(store, None)
-        .await
-        .unwrap()
-        .with_profile(VECTOR_PROFILE);
+    let (memory, actor) = note_without_embedder(VECTOR_PROFILE).await;
     let result = memory.recall(&actor, RecallQuery::text("backup")).await;
     assert!(
         matches!(result, Err(ServiceError::Dependency { .. })),
