@@ -250,7 +250,10 @@ async fn eval(
     let max_questions = args.questions.map(|n| n as usize);
     let dataset =
         mnem_eval::read(&args.dataset, &args.file, max_questions).map_err(|e| match e {
-            mnem_eval::EvalError::Read { .. } => Failure::Input(e.to_string()),
+            // An unreadable or malformed benchmark file is the caller's input.
+            mnem_eval::EvalError::Read { .. } | mnem_eval::EvalError::Format { .. } => {
+                Failure::Input(e.to_string())
+            }
             other => Failure::Runtime(other.to_string()),
         })?;
     let options = mnem_eval::EvalOptions {

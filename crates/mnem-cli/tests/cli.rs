@@ -426,7 +426,12 @@ fn eval_prints_one_json_summary_with_quality_bytes_latency_and_no_leaks() {
 #[test]
 fn eval_rejects_bad_input_before_ingesting_with_the_field_named() {
     let file = eval_fixture("locomo_mini.json");
+    let dir = tempfile::tempdir().unwrap();
+    let malformed = dir.path().join("bad.json");
+    std::fs::write(&malformed, r#"[{"question_id": "q9"}]"#).unwrap();
+    let malformed = malformed.display().to_string();
     for (args, needle) in [
+        (vec!["eval", "longmemeval", &malformed], "question_type"),
         (
             vec!["eval", "locomo", "/nonexistent/x.json"],
             "/nonexistent/x.json",
