@@ -17,7 +17,7 @@ use mnem_store::{EvidenceStore, SystemClock};
 use serde::Serialize;
 
 use crate::cache::CachingEmbedder;
-use crate::dataset::{Dataset, QuestionClass};
+use crate::dataset::{Dataset, Item, QuestionClass};
 use crate::metrics::{dedup_in_order, gold_ranks};
 use crate::report::{EvalReport, IngestReport, ProfileReport};
 use crate::EvalError;
@@ -228,22 +228,19 @@ async fn ask(
             .recall(actor, query(DEEP_LIMIT, MAX_CONTEXT_BYTES))
             .await?;
 
-        let item_ids = |recall: &Recall| -> Vec<&str> {
+        // The benchmark turns behind a recall's hits, in rank order (this team's only).
+        let turns = |recall: &Recall| -> Vec<&Item> {
             recall
                 .hits
                 .iter()
                 .filter_map(|hit| origins.get(&hit.evidence.id))
                 .filter(|(h, _)| *h == question.haystack)
-                .map(|&(_, i)| haystack.items[i].id.as_str())
+                .map(|&(_, i)| &haystack.items[i])
                 .collect()
         };
-        let deep_items = item_ids(&deep);
-        let deep_groups = dedup_in_order(deep.hits.iter().filter_map(|hit| {
-            origins
-                .get(&hit.evidence.id)
-                .filter(|(h, _)| *h == question.haystack)
-                .map(|&(_, i)| haystack.items[i].group.as_str())
-        }));
+        let deep_turns = turns(&deep);
+        let deep_items = ids(&deep_turns);
+        let deep_groups = dedup_in_order(deep_turns.iter().map(|t| t.group.as_str()));
         let leaks = |recall: &Recall| {
             recall
                 .hits
@@ -260,7 +257,7 @@ async fn ask(
             gold_groups: question.gold_groups.len(),
             item_ranks: gold_ranks(&deep_items, &question.gold_items),
             group_ranks: gold_ranks(&deep_groups, &question.gold_groups),
-            budget_item_ranks: gold_ranks(&item_ids(&agent), &question.gold_items),
+            budget_item_ranks: gold_ranks(&ids(&turns(&agent)), &question.gold_items),
             returned: agent.hits.len(),
             bytes: agent.hits.iter().map(|hit| hit.context.len()).sum(),
             latency_ms: millis(latency),
@@ -272,6 +269,10 @@ async fn ask(
     }
     progress.finish_and_clear();
     Ok(results)
+}
+
+fn ids<'a>(turns: &[&'a Item]) -> Vec<&'a str> {
+    turns.iter().map(|turn| turn.id.as_str()).collect()
 }
 
 fn millis(duration: Duration) -> f64 {
