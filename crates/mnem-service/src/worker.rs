@@ -12,8 +12,8 @@ use tokio::sync::Notify;
 use crate::{Memory, Result};
 
 /// Documents per provider call; the local model sorts them by length and further splits
-/// them, so a larger call wastes less on padding (45.5 vs 42.9 LongMemEval turns/s at 256
-/// vs 64).
+/// them, so a larger call wastes less on padding (`mnem eval longmemeval … --questions
+/// 8`: 45.5 turns/s at 256 against 42.9/s at 64).
 pub const EMBED_BATCH: usize = 256;
 /// After this many failed attempts a document is `failed` (reported by `mnem status`).
 pub const MAX_EMBED_ATTEMPTS: u32 = 3;
