@@ -2,24 +2,20 @@
 //! the OpenAI-compatible provider against a fake local endpoint (a remote embedding API
 //! is the one thing that cannot exist here).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{clock, store_with_note};
 use mnem_conformance::vector_cases::builtin;
-use mnem_core::{Actor, ManualClock, NewEvidence, RecallQuery, Timestamp, DEFAULT_PROFILE};
+use mnem_core::{NewEvidence, RecallQuery, Timestamp, DEFAULT_PROFILE};
 use mnem_embed::{Embedder, OpenAiCompatible, OpenAiConfig};
 use mnem_service::{spawn_worker, Memory, ServiceError, MAX_EMBED_ATTEMPTS};
 use mnem_sqlite::SqliteStore;
 use mnem_store::{EvidenceStore, SearchIndex};
-
-fn clock() -> Arc<ManualClock> {
-    Arc::new(ManualClock::new(
-        Timestamp::from_seconds(1_700_000_000),
-        1_000,
-    ))
-}
 
 /// An OpenAI-compatible endpoint on a port nothing listens on.
 fn unreachable_provider() -> Arc<dyn Embedder> {
@@ -33,16 +29,6 @@ fn unreachable_provider() -> Arc<dyn Embedder> {
         dims: 384,
         api_key: None,
     }))
-}
-
-async fn store_with_note() -> (SqliteStore, Actor) {
-    let store = SqliteStore::open_in_memory(clock()).unwrap();
-    let actor = store.open_team("t").await.unwrap();
-    store
-        .remember(&actor, NewEvidence::new("the backup job runs nightly"))
-        .await
-        .unwrap();
-    (store, actor)
 }
 
 #[tokio::test]

@@ -2,23 +2,14 @@
 //! embeds, the vector profile answers from vectors alone and fails rather than quietly
 //! falling back to full text.
 
-use std::sync::Arc;
+mod common;
 
+use common::{clock, store_with_note};
 use mnem_conformance::vector_cases::builtin;
-use mnem_core::{
-    Actor, ManualClock, NewEvidence, RankingProfile, RecallQuery, Timestamp, LEXICAL_PROFILE,
-    VECTOR_PROFILE,
-};
+use mnem_core::{Actor, NewEvidence, RankingProfile, RecallQuery, LEXICAL_PROFILE, VECTOR_PROFILE};
 use mnem_service::{Memory, ServiceError};
 use mnem_sqlite::SqliteStore;
 use mnem_store::EvidenceStore;
-
-fn clock() -> Arc<ManualClock> {
-    Arc::new(ManualClock::new(
-        Timestamp::from_seconds(1_700_000_000),
-        1_000,
-    ))
-}
 
 #[tokio::test]
 async fn vector_profile_finds_a_paraphrase_that_shares_no_word_with_the_query() {
@@ -61,12 +52,7 @@ async fn vector_profile_finds_a_paraphrase_that_shares_no_word_with_the_query() 
 
 /// One note in a store whose memory has no embedder, under `profile`.
 async fn note_without_embedder(profile: RankingProfile) -> (Memory<SqliteStore>, Actor) {
-    let store = SqliteStore::open_in_memory(clock()).unwrap();
-    let actor = store.open_team("t").await.unwrap();
-    store
-        .remember(&actor, NewEvidence::new("the backup job runs nightly"))
-        .await
-        .unwrap();
+    let (store, actor) = store_with_note().await;
     let memory = Memory::open(store, None)
         .await
         .unwrap()
