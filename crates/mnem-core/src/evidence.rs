@@ -20,45 +20,6 @@ pub const MAX_SCOPE_DEPTH: usize = 16;
 pub const MAX_SCOPE_SEGMENT_CHARS: usize = 64;
 pub const DEFAULT_KIND: &str = "observation";
 
-/// Declares a closed vocabulary that reads and writes as lowercase words, with a parse
-/// error naming the field and the accepted values.
-macro_rules! word_enum {
-    ($(#[$meta:meta])* $name:ident, $field:literal, { $($variant:ident => $word:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name { $($variant),+ }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $word),+ }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = ValidationError;
-
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                match s.trim().to_ascii_lowercase().as_str() {
-                    $($word => Ok($name::$variant),)+
-                    other => Err(ValidationError::new(
-                        $field,
-                        format!("`{other}` is not one of: {}", [$($word),+].join(", ")),
-                    )),
-                }
-            }
-        }
-    };
-}
-
 word_enum!(
     /// How the evidence reached memory.
     SourceType, "source_type", {

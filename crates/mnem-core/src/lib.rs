@@ -5,11 +5,15 @@
 //! network or a random source; callers hand it stamps and ids. That is what lets every
 //! backend rank identically: they produce candidates, this crate decides their order.
 
+#[macro_use]
+mod vocab;
+
 pub mod anchors;
 pub mod clock;
 pub mod embedding;
 pub mod error;
 pub mod evidence;
+pub mod graph;
 pub mod ids;
 pub mod order;
 pub mod pipeline;
@@ -25,7 +29,7 @@ pub use error::ValidationError;
 pub use evidence::{
     Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType, Space,
 };
-pub use ids::{Actor, EvidenceId, ProfileId, TeamId};
+pub use ids::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, TeamId};
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, Branch, BranchCandidates, Fusion, RankingProfile,

@@ -1,0 +1,34 @@
+//! The semantic layer (seed 000, SPEC §1–§4): entities and relationship claims that are
+//! proven by evidence spans, verified, moved through an explicit lifecycle, traced, and
+//! shown in recall only as compact discovery paths. Pure like the rest of the core: the
+//! backends read facts and persist, these modules decide.
+
+pub mod assess;
+pub mod discovery;
+pub mod model;
+pub mod request;
+pub mod trace;
+pub mod verify;
+
+pub use assess::{
+    initial_standing, recomputed_standing, single_valued_conflicts, ConflictAction, Rival,
+    Standing, SupportStanding,
+};
+pub use discovery::{
+    bounded_seeds, second_hop_entities, select_paths, Adjacency, DiscoveryLimits, DiscoveryPath,
+    Frontier, GraphEdge, PathEdge, PathRequest, Seed, DEFAULT_PATH_LIMIT, MAX_PATH_LIMIT,
+};
+pub use model::{
+    normalise_name, semantic_group_key, Entity, EntityKind, EntitySummary, ObjectSummary, Polarity,
+    Relationship, RelationshipStatus, Support, Tier, Transition, TypedValue, Verdict,
+    VerificationEvent,
+};
+pub use request::{
+    Citation, CitedEvidence, EntityInput, EntityRef, EvidenceInput, ObjectInput, PredicateInput,
+    Proposal, ProposedObject, RelationshipInput, RememberRequest, SupportInput, ValidRemember,
+};
+pub use trace::{
+    Correction, EvidenceOutcome, RelationshipOutcome, RelationshipRef, RememberOutcome, Trace,
+    TracedSupport, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
+};
+pub use verify::{char_span, verify, CitedText, Claim, Finding, DETERMINISTIC_VERIFIER};
