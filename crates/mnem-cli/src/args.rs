@@ -4,7 +4,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use mnem_core::{Authority, EvidenceId, Order, RankingProfile, Ref, Scope, SourceType, Timestamp};
+use mnem_core::{
+    Authority, EntityId, EvidenceId, Order, RankingProfile, Ref, RelationshipId, Scope, SourceType,
+    Timestamp,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -21,6 +24,16 @@ pub struct Cli {
     /// The team (tenant) to act in; created on first use.
     #[arg(long, global = true, env = "MNEM_TEAM", default_value = "local")]
     pub team: String,
+
+    /// The profile (person or agent) to act as inside the team; created on first use.
+    #[arg(
+        long = "as",
+        global = true,
+        env = "MNEM_AS",
+        default_value = "default",
+        value_name = "PROFILE"
+    )]
+    pub as_profile: String,
 
     /// Print machine-readable JSON instead of human text.
     #[arg(long, global = true)]
@@ -63,8 +76,18 @@ pub enum Command {
     Remember(RememberArgs),
     /// Recall evidence ranked by relevance (or recency); an empty query lists.
     Recall(RecallArgs),
-    /// Retract evidence: recall never returns it again; its history is kept.
-    Delete(DeleteArgs),
+    /// Retract evidence: recall never returns it again; its history is kept, and the
+    /// relationships it supported are re-assessed.
+    #[command(alias = "delete")]
+    Retract(RetractArgs),
+    /// Hold evidence out of recall and support pending review.
+    Quarantine(QuarantineArgs),
+    /// Physically erase your own private evidence and what was derived from it.
+    Forget(ForgetArgs),
+    /// Explain one relationship: its evidence, verification, history and conflicts.
+    Trace(TraceArgs),
+    /// Write a corrected version of a relationship (JSON from --file).
+    Correct(CorrectArgs),
     /// Show one evidence record with its lifecycle history.
     Show(ShowArgs),
     /// Search freshness, the embedding contract, and the last degraded branch.
@@ -129,8 +152,12 @@ pub struct BenchCommand {
 #[derive(Debug, Args)]
 pub struct RememberArgs {
     /// The evidence text; `-` reads it from standard input.
-    #[arg(allow_hyphen_values = true)]
-    pub text: String,
+    #[arg(allow_hyphen_values = true, required_unless_present = "file")]
+    pub text: Option<String>,
+    /// A structured request (JSON: evidence, relationships, predicates,
+    /// idempotency_key); `-` reads standard input. The other flags do not apply.
+    #[arg(long, conflicts_with = "text", value_name = "FILE")]
+    pub file: Option<PathBuf>,
     /// A free label: fact, preference, decision, observation (default), …
     #[arg(long)]
     pub kind: Option<String>,
@@ -204,15 +231,73 @@ pub struct RecallArgs {
     /// the public shape).
     #[arg(long)]
     pub explain: bool,
+    #[command(flatten)]
+    pub time: TimeView,
+    /// Evidence already seen: not returned again (repeatable).
+    #[arg(long = "known-evidence", value_name = "ID", value_parser = parse_evidence_id)]
+    pub known_evidence: Vec<EvidenceId>,
+    /// Relationships already seen: not in discovery paths (repeatable).
+    #[arg(long = "known-relationship", value_name = "ID", value_parser = parse_relationship_id)]
+    pub known_relationships: Vec<RelationshipId>,
+    /// Start discovery from this entity too (repeatable).
+    #[arg(long = "expand-from", value_name = "ENTITY_ID", value_parser = parse_entity_id)]
+    pub expand_from: Vec<EntityId>,
+    /// Discovery paths to return at most (0 turns discovery off).
+    #[arg(long, default_value_t = mnem_core::graph::DEFAULT_PATH_LIMIT)]
+    pub path_limit: usize,
+}
+
+/// Time travel: what was valid then, as it was known then.
+#[derive(Debug, Args)]
+pub struct TimeView {
+    /// Real-world time: what was valid at this instant (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_parser = parse_valid_at)]
+    pub valid_at: Option<Timestamp>,
+    /// System time: what memory knew at this instant, from its append-only logs.
+    #[arg(long, value_parser = parse_known_at)]
+    pub known_at: Option<Timestamp>,
 }
 
 #[derive(Debug, Args)]
-pub struct DeleteArgs {
-    #[arg(value_parser = parse_evidence_id)]
-    pub id: EvidenceId,
+pub struct RetractArgs {
+    #[arg(required = true, value_parser = parse_evidence_id)]
+    pub ids: Vec<EvidenceId>,
     /// Why, kept in the lifecycle log.
     #[arg(long)]
     pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct QuarantineArgs {
+    #[arg(required = true, value_parser = parse_evidence_id)]
+    pub ids: Vec<EvidenceId>,
+    /// Why, kept in the lifecycle log.
+    #[arg(long, required = true)]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    #[arg(required = true, value_parser = parse_evidence_id)]
+    pub ids: Vec<EvidenceId>,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    #[arg(value_parser = parse_relationship_id)]
+    pub id: RelationshipId,
+    #[command(flatten)]
+    pub time: TimeView,
+}
+
+#[derive(Debug, Args)]
+pub struct CorrectArgs {
+    #[arg(value_parser = parse_relationship_id)]
+    pub id: RelationshipId,
+    /// The correction (JSON: expected_version, reason, supports, and any of object,
+    /// polarity, predicate_surface, valid_from, valid_to); `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -242,6 +327,22 @@ fn parse_since(s: &str) -> Result<Timestamp, String> {
 
 fn parse_until(s: &str) -> Result<Timestamp, String> {
     parse_stamp("until", s)
+}
+
+fn parse_valid_at(s: &str) -> Result<Timestamp, String> {
+    parse_stamp("valid_at", s)
+}
+
+fn parse_known_at(s: &str) -> Result<Timestamp, String> {
+    parse_stamp("known_at", s)
+}
+
+fn parse_relationship_id(s: &str) -> Result<RelationshipId, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+fn parse_entity_id(s: &str) -> Result<EntityId, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
 }
 
 fn parse_request_time(s: &str) -> Result<Timestamp, String> {

@@ -5,17 +5,18 @@ mod args;
 mod render;
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::error::ErrorKind;
 use clap::Parser;
+use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::{NewEvidence, RecallQuery, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_service::{Memory, ServiceError};
 use mnem_sqlite::SqliteStore;
-use mnem_store::{EvidenceStore, StoreError, SystemClock};
+use mnem_store::{EvidenceStore, GraphStore, GraphView, StoreError, SystemClock};
 
 use args::{Cli, Command, RecallArgs, RememberArgs};
 
@@ -29,6 +30,9 @@ impl From<StoreError> for Failure {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Invalid(invalid) => Failure::Input(invalid.to_string()),
+            err @ (StoreError::Conflict(_) | StoreError::NotPermitted { .. }) => {
+                Failure::Input(err.to_string())
+            }
             other => Failure::Runtime(other.to_string()),
         }
     }
@@ -115,8 +119,12 @@ fn init_logging() {
 async fn run(cli: Cli) -> Result<(), Failure> {
     // Input that needs no store is checked before the store is opened, so bad input
     // never creates or touches a file.
-    let remember_text = match &cli.command {
-        Command::Remember(args) => Some(read_text(&args.text)?),
+    let remember_input = match &cli.command {
+        Command::Remember(args) => Some(remember_input(args)?),
+        _ => None,
+    };
+    let correction = match &cli.command {
+        Command::Correct(args) => Some(read_json::<Correction>(&args.file, "correction")?),
         _ => None,
     };
     if let Command::Bench(args) = &cli.command {
@@ -128,14 +136,22 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     }
     let path = store_path(cli.db.clone())?;
     let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
-    let actor = store.open_team(&cli.team).await?;
+    let actor = store.open_profile(&cli.team, &cli.as_profile).await?;
     tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
     match cli.command {
         Command::Remember(ref args) => {
             let memory = Memory::open(store, embedder(&cli)?).await?;
-            let text = remember_text.unwrap_or_default();
-            let evidence = memory.remember(&actor, new_evidence(text, args)).await?;
-            render::remembered(&evidence, cli.json);
+            match remember_input {
+                Some(RememberInput::Request(request)) => {
+                    let outcome = memory.remember_request(&actor, request).await?;
+                    render::remembered_request(&outcome, cli.json);
+                }
+                Some(RememberInput::Text(text)) => {
+                    let evidence = memory.remember(&actor, new_evidence(text, args)).await?;
+                    render::remembered(&evidence, cli.json);
+                }
+                None => {}
+            }
             // The write is committed; compute its vector before this process exits.
             let report = memory.embed_pending().await?;
             tracing::debug!(?report, "embedded pending documents");
@@ -146,11 +162,44 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let memory = Memory::open(store, provider).await?;
             let explain = args.explain;
             let recall = memory.recall(&actor, recall_query(args)).await?;
-            render::recalled(&recall.hits, cli.json, explain);
+            render::recalled(&recall.hits, recall.discovery_paths, cli.json, explain);
         }
-        Command::Delete(args) => {
-            store.retract(&actor, args.id, args.reason).await?;
-            render::deleted(args.id, cli.json);
+        Command::Retract(args) => {
+            let memory = Memory::unchecked(store, None);
+            memory
+                .retract_evidence(&actor, args.ids.clone(), args.reason)
+                .await?;
+            render::lifecycle("retracted", &args.ids, cli.json);
+        }
+        Command::Quarantine(args) => {
+            let memory = Memory::unchecked(store, None);
+            memory
+                .quarantine_evidence(&actor, args.ids.clone(), args.reason)
+                .await?;
+            render::lifecycle("quarantined", &args.ids, cli.json);
+        }
+        Command::Forget(args) => {
+            let memory = Memory::unchecked(store, None);
+            memory.forget(&actor, args.ids.clone()).await?;
+            render::lifecycle("erased", &args.ids, cli.json);
+        }
+        Command::Trace(args) => {
+            let memory = Memory::unchecked(store, None);
+            let view = GraphView {
+                valid_at: args.time.valid_at,
+                known_at: args.time.known_at,
+            };
+            render::traced(&memory.trace(&actor, args.id, view).await?, cli.json);
+        }
+        Command::Correct(ref args) => {
+            let memory = Memory::open(store, embedder(&cli)?).await?;
+            let Some(correction) = correction else {
+                return Ok(());
+            };
+            let outcome = memory
+                .correct_relationship(&actor, args.id, correction)
+                .await?;
+            render::corrected(&outcome, cli.json);
         }
         Command::Show(args) => {
             let evidence = store.get(&actor, args.id).await?;
@@ -343,5 +392,44 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
         refs: args.refs.clone(),
         context_bytes: args.context_bytes,
         request_time: args.request_time,
+        valid_at: args.time.valid_at,
+        known_at: args.time.known_at,
+        known_evidence_ids: args.known_evidence.clone(),
+        known_relationship_ids: args.known_relationships.clone(),
+        expand_from_entity_ids: args.expand_from.clone(),
+        path_limit: args.path_limit,
     }
+}
+
+/// What `remember` writes: one text, or a structured request.
+enum RememberInput {
+    Text(String),
+    Request(RememberRequest),
+}
+
+/// Reads and validates what `remember` will write before any store is opened.
+fn remember_input(args: &RememberArgs) -> Result<RememberInput, Failure> {
+    if let Some(file) = &args.file {
+        let request: RememberRequest = read_json(file, "request")?;
+        request
+            .clone()
+            .validated()
+            .map_err(|e| Failure::Input(e.to_string()))?;
+        return Ok(RememberInput::Request(request));
+    }
+    Ok(RememberInput::Text(read_text(
+        args.text.as_deref().unwrap_or_default(),
+    )?))
+}
+
+/// Parses a JSON file (`-` = standard input); a malformed document is bad input naming
+/// `what` and the position.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Failure> {
+    let text = if path.as_os_str() == "-" {
+        read_text("-")?
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| Failure::Input(format!("{what}: cannot read {}: {e}", path.display())))?
+    };
+    serde_json::from_str(&text).map_err(|e| Failure::Input(format!("{what}: {e}")))
 }

@@ -1,6 +1,9 @@
 //! Output: human text by default, JSON with `--json`. Results go to stdout; nothing else
 //! does.
 
+use mnem_core::graph::{
+    DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
+};
 use mnem_core::{
     Evidence, EvidenceId, LifecycleEvent, PublicRecall, PublicResult, RecallHit, ScoreComponents,
 };
@@ -30,8 +33,8 @@ struct ExplainedResult<'a> {
     components: &'a ScoreComponents,
 }
 
-pub fn recalled(hits: &[RecallHit], as_json: bool, explain: bool) {
-    let public = PublicRecall::from_hits(hits);
+pub fn recalled(hits: &[RecallHit], paths: Vec<DiscoveryPath>, as_json: bool, explain: bool) {
+    let public = PublicRecall::new(hits, paths);
     if as_json {
         if explain {
             let results: Vec<ExplainedResult<'_>> = public
@@ -44,7 +47,11 @@ pub fn recalled(hits: &[RecallHit], as_json: bool, explain: bool) {
                     components: &hit.components,
                 })
                 .collect();
-            print_json(&json!({ "results": results }));
+            print_json(&json!({
+                "results": results,
+                "discovery_paths": public.discovery_paths,
+                "guidance": public.guidance,
+            }));
         } else {
             print_json(&json!(public));
         }
@@ -52,7 +59,6 @@ pub fn recalled(hits: &[RecallHit], as_json: bool, explain: bool) {
     }
     if hits.is_empty() {
         println!("No matching evidence.");
-        return;
     }
     for (rank, (result, hit)) in public.results.iter().zip(hits).enumerate() {
         println!("{:>2}. {}", rank + 1, result.context);
@@ -75,13 +81,164 @@ pub fn recalled(hits: &[RecallHit], as_json: bool, explain: bool) {
             result.observed_at, result.kind, result.source, result.evidence_id
         );
     }
+    print_paths(&public.discovery_paths);
 }
 
-pub fn deleted(id: EvidenceId, as_json: bool) {
-    if as_json {
-        print_json(&json!({ "evidence_id": id, "state": "retracted" }));
+fn edge_text(edge: &PathEdge) -> String {
+    let negation = if edge.polarity == Polarity::Negative {
+        "NOT "
     } else {
-        println!("retracted {id}");
+        ""
+    };
+    let owner = edge.owner.map(|o| format!(" (by {o})")).unwrap_or_default();
+    format!(
+        "{} —{negation}{}→ {}{owner}  [{}]",
+        edge.subject.name,
+        edge.predicate,
+        edge.object.display(),
+        edge.relationship_id
+    )
+}
+
+/// The human form of a recall's discovery paths, after its results.
+fn print_paths(paths: &[DiscoveryPath]) {
+    if paths.is_empty() {
+        return;
+    }
+    println!("Discovery paths:");
+    for path in paths {
+        let edges: Vec<String> = path.relationships.iter().map(edge_text).collect();
+        println!("  - {}", edges.join("\n    then "));
+        let ids: Vec<String> = path.evidence_ids.iter().map(ToString::to_string).collect();
+        println!("    evidence {}", ids.join(", "));
+    }
+}
+
+pub fn remembered_request(outcome: &RememberOutcome, as_json: bool) {
+    if as_json {
+        print_json(&json!(outcome));
+        return;
+    }
+    for e in &outcome.evidence {
+        println!("evidence      {}  {}", e.evidence_id, e.state);
+    }
+    for r in &outcome.relationships {
+        println!(
+            "relationship  {}  {} {} ({})",
+            r.relationship_id, r.tier, r.status, r.verdict
+        );
+    }
+}
+
+pub fn corrected(outcome: &RelationshipOutcome, as_json: bool) {
+    if as_json {
+        print_json(&json!(outcome));
+    } else {
+        println!(
+            "relationship  {}  {} {} ({})",
+            outcome.relationship_id, outcome.tier, outcome.status, outcome.verdict
+        );
+    }
+}
+
+pub fn lifecycle(state: &str, ids: &[EvidenceId], as_json: bool) {
+    if as_json {
+        let items: Vec<_> = ids
+            .iter()
+            .map(|id| json!({ "evidence_id": id, "state": state }))
+            .collect();
+        print_json(&json!(items));
+    } else {
+        for id in ids {
+            println!("{state} {id}");
+        }
+    }
+}
+
+pub fn traced(trace: &Trace, as_json: bool) {
+    if as_json {
+        print_json(&json!(trace));
+        return;
+    }
+    let r = &trace.relationship;
+    println!(
+        "{} —{}{}→ {}",
+        r.subject.name,
+        if r.polarity == Polarity::Negative {
+            "NOT "
+        } else {
+            ""
+        },
+        r.predicate_surface,
+        r.object.display()
+    );
+    println!("  id           {}", r.relationship_id);
+    println!(
+        "  standing     {} / {} (version {})",
+        r.tier, r.status, r.version
+    );
+    println!("  owner        {}", r.owner_profile_id);
+    println!(
+        "  recorded     {} → {}",
+        r.recorded_at,
+        r.recorded_to.map_or("now".into(), |t| t.to_string())
+    );
+    if r.valid_from.is_some() || r.valid_to.is_some() {
+        let show = |t: Option<mnem_core::Timestamp>| t.map_or("…".into(), |t| t.to_string());
+        println!(
+            "  valid        {} → {}",
+            show(r.valid_from),
+            show(r.valid_to)
+        );
+    }
+    for s in &trace.supports {
+        let quote = s.quote.as_deref().unwrap_or("(not shown)");
+        println!(
+            "  support      {} [{}..{}] {}{}: \"{quote}\"",
+            s.evidence_id,
+            s.start,
+            s.end,
+            s.evidence_state,
+            if s.effective { "" } else { ", not counted" }
+        );
+    }
+    for v in &trace.verification_events {
+        println!(
+            "  verified     {}  {} {:.2} by {}: {}",
+            v.at, v.verdict, v.confidence, v.verifier, v.rationale
+        );
+    }
+    for t in &trace.transitions {
+        let from = match (t.from_tier, t.from_status) {
+            (Some(tier), Some(status)) => format!("{tier}/{status}"),
+            _ => "new".into(),
+        };
+        println!(
+            "  transition   {}  {from} → {}/{}: {}",
+            t.at, t.to_tier, t.to_status, t.reason
+        );
+    }
+    let others = [
+        ("conflict", &trace.conflicts),
+        ("supersedes", &trace.supersedes),
+        ("superseded by", &trace.superseded_by),
+    ];
+    for (label, list) in others {
+        for other in list {
+            println!(
+                "  {label:<12} {}  {} {} {} ({}/{}, by {})",
+                other.relationship_id,
+                other.predicate,
+                other.polarity,
+                other.object.display(),
+                other.tier,
+                other.status,
+                other.owner_profile_id
+            );
+        }
+    }
+    if trace.truncated {
+        println!("  (bounded: older events or long quotes were left out)");
     }
 }
 

@@ -12,12 +12,12 @@ use mnem_core::{
 };
 use mnem_embed::Embedder;
 use mnem_service::Memory;
-use mnem_store::{EvidenceStore, SearchIndex};
+use mnem_store::{GraphStore, SearchIndex};
 
 /// What a backend must be to run the suite: both storage traits, cheaply cloneable.
-pub trait Backend: EvidenceStore + SearchIndex + Clone {}
+pub trait Backend: GraphStore + SearchIndex + Clone {}
 
-impl<S: EvidenceStore + SearchIndex + Clone> Backend for S {}
+impl<S: GraphStore + SearchIndex + Clone> Backend for S {}
 
 /// 2024-01-01T00:00:00Z: every case starts its clock here.
 pub const START: Timestamp = Timestamp::from_seconds(1_704_067_200);

@@ -7,10 +7,12 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::normalise_kind;
+use crate::graph::{DiscoveryPath, DEFAULT_PATH_LIMIT, MAX_PATH_LIMIT};
 use crate::pipeline::RecallHit;
 use crate::text::query_terms;
 use crate::{
-    Actor, Evidence, EvidenceId, LifecycleState, Ref, Scope, Space, Timestamp, ValidationError,
+    Actor, EntityId, Evidence, EvidenceId, LifecycleState, Ref, RelationshipId, Scope, Space,
+    Timestamp, ValidationError,
 };
 
 pub const MAX_QUERY_CHARS: usize = 512;
@@ -19,6 +21,18 @@ pub const MAX_LIMIT: usize = 50;
 pub const MAX_KINDS: usize = 32;
 pub const DEFAULT_CONTEXT_BYTES: usize = 6_000;
 pub const MAX_CONTEXT_BYTES: usize = 1_000_000;
+pub const MAX_KNOWN_IDS: usize = 200;
+pub const MAX_EXPAND_ENTITIES: usize = 50;
+
+/// Sorts and de-duplicates a list of ids, refusing more than `max`.
+fn bounded_ids<T: Ord>(ids: &mut Vec<T>, field: &str, max: usize) -> Result<(), ValidationError> {
+    if ids.len() > max {
+        return Err(ValidationError::new(field, format!("more than {max} ids")));
+    }
+    ids.sort();
+    ids.dedup();
+    Ok(())
+}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -105,6 +119,20 @@ pub struct RecallQuery {
     /// The instant time hints ("yesterday") are read against; defaults to the recall's
     /// clock reading. Benchmarks set it to replay history.
     pub request_time: Option<Timestamp>,
+    /// Real-world time: evidence observed by then and not yet expired, relationships
+    /// whose validity interval holds it. Defaults to now.
+    pub valid_at: Option<Timestamp>,
+    /// System time: evidence and relationships as they were known then, read from the
+    /// append-only logs (erasure is never undone). Defaults to now.
+    pub known_at: Option<Timestamp>,
+    /// Evidence the caller has already seen: never returned again.
+    pub known_evidence_ids: Vec<EvidenceId>,
+    /// Relationships the caller has already seen: never in discovery paths.
+    pub known_relationship_ids: Vec<RelationshipId>,
+    /// Entities to start discovery from, besides names found in the query.
+    pub expand_from_entity_ids: Vec<EntityId>,
+    /// At most this many discovery paths (0 turns discovery off).
+    pub path_limit: usize,
 }
 
 impl Default for RecallQuery {
@@ -122,6 +150,12 @@ impl Default for RecallQuery {
             refs: Vec::new(),
             context_bytes: DEFAULT_CONTEXT_BYTES,
             request_time: None,
+            valid_at: None,
+            known_at: None,
+            known_evidence_ids: Vec::new(),
+            known_relationship_ids: Vec::new(),
+            expand_from_entity_ids: Vec::new(),
+            path_limit: DEFAULT_PATH_LIMIT,
         }
     }
 }
@@ -190,7 +224,33 @@ impl RecallQuery {
             ));
         }
         self.refs = Ref::canonical(self.refs, "refs")?;
+        bounded_ids(
+            &mut self.known_evidence_ids,
+            "known_evidence_ids",
+            MAX_KNOWN_IDS,
+        )?;
+        bounded_ids(
+            &mut self.known_relationship_ids,
+            "known_relationship_ids",
+            MAX_KNOWN_IDS,
+        )?;
+        bounded_ids(
+            &mut self.expand_from_entity_ids,
+            "expand_from_entity_ids",
+            MAX_EXPAND_ENTITIES,
+        )?;
+        if self.path_limit > MAX_PATH_LIMIT {
+            return Err(ValidationError::new(
+                "path_limit",
+                format!("must be between 0 and {MAX_PATH_LIMIT}"),
+            ));
+        }
         Ok(self)
+    }
+
+    /// The instant expiry is judged at: `valid_at` when asked, else the recall's clock.
+    pub fn validity_instant(&self, now: Timestamp) -> Timestamp {
+        self.valid_at.unwrap_or(now)
     }
 
     pub fn scope_filter(&self) -> ScopeFilter {
@@ -227,11 +287,17 @@ impl RecallQuery {
     /// Whether `evidence` satisfies every eligibility rule and selector of this query at
     /// `now` for `actor`. Backends push the same rules into their own queries; the
     /// pipeline re-checks, so a backend bug cannot leak an ineligible row.
+    /// With `known_at`, backends report each record's state as of then, so the same
+    /// check holds for time-travel reads.
     pub fn admits(&self, evidence: &Evidence, actor: &Actor, now: Timestamp) -> bool {
+        let valid_at = self.validity_instant(now);
         evidence.team == actor.team
             && evidence.state == LifecycleState::Current
             && (evidence.space == Space::Team || evidence.owner == actor.profile)
-            && !evidence.is_expired_at(now)
+            && !evidence.is_expired_at(valid_at)
+            && self.valid_at.is_none_or(|at| evidence.observed_at <= at)
+            && self.known_at.is_none_or(|at| evidence.recorded_at <= at)
+            && !self.known_evidence_ids.contains(&evidence.id)
             && (self.kinds.is_empty() || self.kinds.contains(&evidence.kind))
             && self.since.is_none_or(|since| evidence.observed_at >= since)
             && self.until.is_none_or(|until| evidence.observed_at < until)
@@ -260,9 +326,22 @@ pub struct PublicResult {
     pub kind: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PublicRecall {
     pub results: Vec<PublicResult>,
+    pub discovery_paths: Vec<DiscoveryPath>,
+    /// One sentence on how to follow up.
+    pub guidance: String,
+}
+
+/// How a client should follow up a recall (SPEC §2): narrow with `known_*` ids, expand
+/// from an entity, or trace a relationship.
+pub fn guidance(results: usize, paths: usize) -> String {
+    match (results, paths) {
+        (0, 0) => "Nothing matched; try other words, a wider scope or time window, or remember the missing knowledge.".into(),
+        (_, 0) => "If something is still uncertain, call recall_memory again with a focused query and the ids you have seen in known_evidence_ids.".into(),
+        _ => "Discovery paths are follow-up hints, not answers: call trace_memory(relationship_id) for why one holds, or recall_memory with expand_from_entity_ids and the ids you have seen in known_evidence_ids/known_relationship_ids.".into(),
+    }
 }
 
 impl From<&RecallHit> for PublicResult {
@@ -278,9 +357,11 @@ impl From<&RecallHit> for PublicResult {
 }
 
 impl PublicRecall {
-    pub fn from_hits(hits: &[RecallHit]) -> Self {
+    pub fn new(hits: &[RecallHit], discovery_paths: Vec<DiscoveryPath>) -> Self {
         Self {
             results: hits.iter().map(PublicResult::from).collect(),
+            guidance: guidance(hits.len(), discovery_paths.len()),
+            discovery_paths,
         }
     }
 }
@@ -393,7 +474,15 @@ mod tests {
             score: Score::UNRANKED,
             components: Default::default(),
         };
-        let json = serde_json::to_value(PublicRecall::from_hits(&[hit])).unwrap();
+        let json = serde_json::to_value(PublicRecall::new(&[hit], Vec::new())).unwrap();
+        let mut top: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        top.sort();
+        assert_eq!(top, vec!["discovery_paths", "guidance", "results"]);
         let mut keys: Vec<&str> = json["results"][0]
             .as_object()
             .unwrap()

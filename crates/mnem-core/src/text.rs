@@ -23,6 +23,11 @@ const STOPWORDS: &[&str] = &[
     "whom", "why", "will", "with", "would", "you", "your",
 ];
 
+/// Whether `word` (lowercase) is an English function word.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
 /// Lowercased, de-duplicated (first occurrence wins) runs of letters and digits, without
 /// English function words — unless the query is nothing but function words, which are
 /// then all kept (a search for "to be or not to be" still means something).

@@ -6,20 +6,25 @@
 //! Architecture invariant: no ranking decisions here and no SQL; transports hold no
 //! logic beyond parsing and rendering.
 
+mod graph;
+mod verifier;
 mod worker;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mnem_core::graph::{DiscoveryLimits, DiscoveryPath, DEFAULT_MODEL_CONFIDENCE};
 use mnem_core::{
     rank, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, NewEvidence,
     RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
-use mnem_store::{Degradation, EvidenceStore, SearchFreshness, SearchIndex, StoreError};
+use mnem_store::{Degradation, GraphStore, SearchFreshness, SearchIndex, StoreError};
 use serde::Serialize;
 use thiserror::Error;
 
+pub use graph::{DISCOVERY_TIME_BUDGET, MAX_IDS_PER_CALL};
+pub use verifier::{parse_judgement, ChatVerifier, ChatVerifierConfig, EntailmentModel};
 pub use worker::{spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS};
 
 #[derive(Debug, Error)]
@@ -42,6 +47,10 @@ pub struct Recall {
     /// Time spent embedding the query (zero when the vector branch did not run): recall
     /// latency is reported with and without it.
     pub query_embedding: Duration,
+    /// Follow-up hints chosen after `hits` were fixed; never evidence.
+    pub discovery_paths: Vec<DiscoveryPath>,
+    /// Time spent choosing discovery paths.
+    pub discovery: Duration,
 }
 
 /// A skipped branch, stamped with the recall's one clock reading.
@@ -70,9 +79,12 @@ pub struct Memory<S> {
     store: S,
     embedder: Option<Arc<dyn Embedder>>,
     profile: RankingProfile,
+    verifier: Option<Arc<dyn EntailmentModel>>,
+    verifier_threshold: f64,
+    discovery_limits: DiscoveryLimits,
 }
 
-impl<S: EvidenceStore + SearchIndex> Memory<S> {
+impl<S: GraphStore + SearchIndex> Memory<S> {
     /// Wraps a store with an embedder (`None` = lexical-only). With an embedder, its
     /// contract must match the one the store records (or become it, for a new store);
     /// otherwise this refuses with `ContractMismatch` until a reindex.
@@ -80,11 +92,7 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
         if let Some(embedder) = &embedder {
             store.activate_contract(embedder.contract()).await?;
         }
-        Ok(Self {
-            store,
-            embedder,
-            profile: DEFAULT_PROFILE,
-        })
+        Ok(Self::unchecked(store, embedder))
     }
 
     /// Opens without checking the contract: for `status` and `reindex`, which must work
@@ -94,7 +102,23 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
             store,
             embedder,
             profile: DEFAULT_PROFILE,
+            verifier: None,
+            verifier_threshold: DEFAULT_MODEL_CONFIDENCE,
+            discovery_limits: DiscoveryLimits::default(),
         }
+    }
+
+    /// Adds a model verifier: a claim is entailed only when its spans check out and the
+    /// model judges it so with at least `threshold` confidence.
+    pub fn with_verifier(mut self, verifier: Arc<dyn EntailmentModel>, threshold: f64) -> Self {
+        self.verifier = Some(verifier);
+        self.verifier_threshold = threshold;
+        self
+    }
+
+    pub fn with_discovery_limits(mut self, limits: DiscoveryLimits) -> Self {
+        self.discovery_limits = limits;
+        self
     }
 
     pub fn with_profile(mut self, profile: RankingProfile) -> Self {
@@ -216,10 +240,15 @@ impl<S: EvidenceStore + SearchIndex> Memory<S> {
             }
         }
         let hits = rank(branches, &plan, actor, &self.profile);
+        // Discovery runs only now, on fixed results: it cannot move evidence.
+        let discovery_started = Instant::now();
+        let discovery_paths = self.discover(actor, &plan.query, &hits).await?;
         Ok(Recall {
             hits,
             degraded,
             query_embedding,
+            discovery_paths,
+            discovery: discovery_started.elapsed(),
         })
     }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mnem_store::{EvidenceStore, PendingDocument, SearchIndex};
+use mnem_store::{GraphStore, PendingDocument, SearchIndex};
 use serde::Serialize;
 use tokio::sync::Notify;
 
@@ -24,7 +24,7 @@ pub struct EmbedReport {
     pub failed_attempts: usize,
 }
 
-impl<S: EvidenceStore + SearchIndex> Memory<S> {
+impl<S: GraphStore + SearchIndex> Memory<S> {
     /// Embeds pending documents until none are left or a batch fails. Without an
     /// embedder there is nothing to do: documents stay pending.
     pub async fn embed_pending(&self) -> Result<EmbedReport> {
@@ -86,7 +86,7 @@ pub fn spawn_worker<S>(
     interval: Duration,
 ) -> tokio::task::JoinHandle<()>
 where
-    S: EvidenceStore + SearchIndex + 'static,
+    S: GraphStore + SearchIndex + 'static,
 {
     tokio::spawn(async move {
         loop {

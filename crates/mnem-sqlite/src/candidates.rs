@@ -11,7 +11,20 @@ use rusqlite::Connection;
 
 use crate::ann::{AnnIndexes, Plan};
 use crate::fts::match_expression;
+use crate::graph::read::evidence_state_expr;
 use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
+
+/// The evidence columns with `state` as the view sees it: a `known_at` read reports each
+/// record's state as of then, so the core's eligibility re-check means the same thing.
+fn evidence_columns(known_at: Option<Timestamp>) -> String {
+    match known_at {
+        None => EVIDENCE_COLUMNS.to_string(),
+        Some(_) => EVIDENCE_COLUMNS.replace(
+            "e.state",
+            &format!("({}) AS state", evidence_state_expr(known_at)),
+        ),
+    }
+}
 
 /// The narrow columns the candidate query filters and sorts on, before hydration.
 const SORT_COLUMNS: &str = "e.doc AS doc, e.scope_depth AS scope_depth, \
@@ -46,13 +59,31 @@ fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, no
         Value::Blob(actor.team.as_bytes().to_vec()),
     );
     stmt.push(
-        " AND e.state = ?",
+        &format!(" AND ({}) = ?", evidence_state_expr(query.known_at)),
         Value::Text(LifecycleState::Current.as_str().into()),
     );
     stmt.push(
         " AND (e.expires_at IS NULL OR e.expires_at > ?)",
-        Value::Integer(now.as_micros()),
+        Value::Integer(query.validity_instant(now).as_micros()),
     );
+    if let Some(valid_at) = query.valid_at {
+        stmt.push(
+            " AND e.observed_at <= ?",
+            Value::Integer(valid_at.as_micros()),
+        );
+    }
+    if !query.known_evidence_ids.is_empty() {
+        let start = stmt.params.len();
+        stmt.params.extend(
+            query
+                .known_evidence_ids
+                .iter()
+                .map(|id| Value::Blob(id.as_bytes().to_vec())),
+        );
+        let marks = vec!["?"; stmt.params.len() - start].join(", ");
+        stmt.sql
+            .push_str(&format!(" AND e.evidence_id NOT IN ({marks})"));
+    }
     stmt.push(
         &format!(
             " AND (e.space = '{}' OR e.owner_profile_id = ?)",
@@ -145,10 +176,11 @@ pub fn lexical(
     // Sorting full rows would carry every match's content through the sort.
     let outer_order: Vec<String> = order_keys.iter().map(|key| format!("c.{key}")).collect();
     let sql = format!(
-        "SELECT {EVIDENCE_COLUMNS}, c.relevance FROM ({inner}) c \
+        "SELECT {columns}, c.relevance FROM ({inner}) c \
          JOIN evidence e ON e.doc = c.doc \
          JOIN evidence_content t ON t.doc = c.doc AND t.team_id = e.team_id \
          ORDER BY {outer}",
+        columns = evidence_columns(query.known_at),
         inner = stmt.sql,
         outer = outer_order.join(", "),
     );
@@ -223,7 +255,7 @@ pub fn vector(
             pool,
         )?;
         if let Plan::Approximate(found) = plan {
-            return hydrate(conn, &found);
+            return hydrate(conn, &found, query.known_at);
         }
     }
     let stmt = vector_eligibility("e.doc, sd.vector", actor, query, contract_key, now);
@@ -238,7 +270,7 @@ pub fn vector(
     // Best first; ties by doc so the branch order is deterministic.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.truncate(pool);
-    hydrate(conn, &scored)
+    hydrate(conn, &scored, query.known_at)
 }
 
 /// Dot product of a query vector with a stored little-endian f32 vector.
@@ -253,13 +285,19 @@ fn dot_blob(query: &[f32], blob: &[u8]) -> f32 {
 }
 
 /// Reads the selected docs' full records, keeping the given order and relevance.
-fn hydrate(conn: &Connection, selected: &[(f32, i64)]) -> rusqlite::Result<Vec<Candidate>> {
+fn hydrate(
+    conn: &Connection,
+    selected: &[(f32, i64)],
+    known_at: Option<Timestamp>,
+) -> rusqlite::Result<Vec<Candidate>> {
     if selected.is_empty() {
         return Ok(Vec::new());
     }
     let marks = vec!["?"; selected.len()].join(", ");
-    let sql =
-        format!("SELECT {EVIDENCE_COLUMNS}, e.doc FROM {EVIDENCE_FROM} WHERE e.doc IN ({marks})");
+    let sql = format!(
+        "SELECT {}, e.doc FROM {EVIDENCE_FROM} WHERE e.doc IN ({marks})",
+        evidence_columns(known_at)
+    );
     let mut prepared = conn.prepare(&sql)?;
     let mut by_doc: HashMap<i64, Evidence> = prepared
         .query_map(

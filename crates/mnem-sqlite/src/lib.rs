@@ -8,6 +8,7 @@
 mod ann;
 mod candidates;
 mod fts;
+mod graph;
 mod migrations;
 mod rows;
 mod search;
@@ -15,13 +16,17 @@ mod search;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use mnem_core::graph::{
+    Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
+};
 use mnem_core::{
-    Actor, Candidate, Clock, EmbeddingContract, Evidence, EvidenceId, LifecycleEvent,
-    LifecycleState, NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp,
+    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
+    LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
 };
 use mnem_store::{
-    new_uuid_v7, validate_team_name, Degradation, EvidenceStore, PendingDocument, Result,
-    SearchFreshness, SearchIndex, StoreError,
+    new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
+    GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
+    VerifiedCorrection, VerifiedRemember,
 };
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
@@ -119,55 +124,7 @@ impl EvidenceStore for SqliteStore {
     }
 
     async fn open_team(&self, name: &str) -> Result<Actor> {
-        let name = validate_team_name(name)?.to_string();
-        let now = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            let existing = tx
-                .query_row(
-                    "SELECT t.team_id, p.profile_id FROM teams t \
-                     JOIN profiles p ON p.team_id = t.team_id AND p.name = ?2 \
-                     WHERE t.name = ?1",
-                    params![name, DEFAULT_PROFILE],
-                    |row| Ok((row.get::<_, UuidBytes>(0)?, row.get::<_, UuidBytes>(1)?)),
-                )
-                .optional()
-                .db()?;
-            let actor = match existing {
-                Some((team, profile)) => Actor {
-                    team: TeamId::from_bytes(team.0),
-                    profile: ProfileId::from_bytes(profile.0),
-                },
-                None => {
-                    let actor = Actor {
-                        team: TeamId(new_uuid_v7(now)),
-                        profile: ProfileId(new_uuid_v7(now)),
-                    };
-                    tx.execute(
-                        "INSERT INTO teams (team_id, name, created_at) VALUES (?1, ?2, ?3)",
-                        params![actor.team.as_bytes(), name, now.as_micros()],
-                    )
-                    .db()?;
-                    tx.execute(
-                        "INSERT INTO profiles (team_id, profile_id, name, created_at) \
-                         VALUES (?1, ?2, ?3, ?4)",
-                        params![
-                            actor.team.as_bytes(),
-                            actor.profile.as_bytes(),
-                            DEFAULT_PROFILE,
-                            now.as_micros()
-                        ],
-                    )
-                    .db()?;
-                    actor
-                }
-            };
-            tx.commit().db()?;
-            Ok(actor)
-        })
-        .await
+        self.open_profile(name, DEFAULT_PROFILE).await
     }
 
     async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Evidence> {
@@ -225,37 +182,7 @@ impl EvidenceStore for SqliteStore {
     }
 
     async fn retract(&self, actor: &Actor, id: EvidenceId, reason: Option<String>) -> Result<()> {
-        let actor = *actor;
-        let at = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            let evidence = visible_evidence(&tx, &actor, id)?;
-            if evidence.state != LifecycleState::Current {
-                return Err(StoreError::NotFound { id });
-            }
-            tx.execute(
-                "UPDATE evidence SET state = ?3 WHERE team_id = ?1 AND evidence_id = ?2",
-                params![
-                    actor.team.as_bytes(),
-                    id.as_bytes(),
-                    LifecycleState::Retracted.as_str()
-                ],
-            )
-            .db()?;
-            append_event(
-                &tx,
-                &actor,
-                id,
-                LifecycleState::Retracted,
-                at,
-                reason.as_deref(),
-            )?;
-            tx.commit().db()?;
-            Ok(())
-        })
-        .await
+        self.retract_evidence(actor, vec![id], reason).await
     }
 
     async fn lexical_candidates(
@@ -269,6 +196,170 @@ impl EvidenceStore for SqliteStore {
         let query = query.clone();
         self.with_conn(move |conn| candidates::lexical(conn, &actor, &query, now, pool).db())
             .await
+    }
+}
+
+impl GraphStore for SqliteStore {
+    async fn open_profile(&self, team: &str, profile: &str) -> Result<Actor> {
+        let team = validate_team_name(team)?.to_string();
+        let profile = validate_profile_name(profile)?.to_string();
+        let now = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            let actor = ensure_profile(&tx, &team, &profile, now)?;
+            tx.commit().db()?;
+            Ok(actor)
+        })
+        .await
+    }
+
+    async fn replayed(
+        &self,
+        actor: &Actor,
+        key: &str,
+        request_hash: &str,
+    ) -> Result<Option<RememberOutcome>> {
+        let (actor, key, hash) = (*actor, key.to_string(), request_hash.to_string());
+        self.with_conn(move |conn| graph::write::replayed(conn, &actor, &key, &hash))
+            .await
+    }
+
+    async fn commit_remember(
+        &self,
+        actor: &Actor,
+        request: VerifiedRemember,
+    ) -> Result<RememberOutcome> {
+        let actor = *actor;
+        let now = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            let outcome = graph::write::commit_remember(&tx, &actor, request, now)?;
+            tx.commit().db()?;
+            Ok(outcome)
+        })
+        .await
+    }
+
+    async fn retract_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        self.move_evidence(actor, ids, LifecycleState::Retracted, reason)
+            .await
+    }
+
+    async fn quarantine_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> Result<()> {
+        self.move_evidence(actor, ids, LifecycleState::Quarantined, Some(reason))
+            .await
+    }
+
+    async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
+        let actor = *actor;
+        let at = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            graph::write::forget(&tx, &actor, &ids, at)?;
+            tx.commit().db()
+        })
+        .await
+    }
+
+    async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
+        let actor = *actor;
+        self.with_conn(move |conn| graph::relationship(conn, &actor, id, &GraphView::default()))
+            .await
+    }
+
+    async fn commit_correction(
+        &self,
+        actor: &Actor,
+        correction: VerifiedCorrection,
+    ) -> Result<RelationshipOutcome> {
+        let actor = *actor;
+        let now = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            let outcome = graph::write::commit_correction(&tx, &actor, correction, now)?;
+            tx.commit().db()?;
+            Ok(outcome)
+        })
+        .await
+    }
+
+    async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
+        let actor = *actor;
+        self.with_conn(move |conn| graph::trace(conn, &actor, id, &view))
+            .await
+    }
+
+    async fn entities_named(
+        &self,
+        actor: &Actor,
+        names: Vec<String>,
+    ) -> Result<Vec<(EntityId, String)>> {
+        let actor = *actor;
+        self.with_conn(move |conn| graph::entities_named(conn, &actor, &names))
+            .await
+    }
+
+    async fn adjacency(
+        &self,
+        actor: &Actor,
+        entities: Vec<EntityId>,
+        view: GraphView,
+        fanout: usize,
+    ) -> Result<Vec<Adjacency>> {
+        let actor = *actor;
+        self.with_conn(move |conn| graph::adjacency(conn, &actor, &entities, &view, fanout))
+            .await
+    }
+
+    async fn edges_supported_by(
+        &self,
+        actor: &Actor,
+        evidence: Vec<EvidenceId>,
+        view: GraphView,
+        limit: usize,
+    ) -> Result<Vec<GraphEdge>> {
+        let actor = *actor;
+        self.with_conn(move |conn| graph::edges_supported_by(conn, &actor, &evidence, &view, limit))
+            .await
+    }
+}
+
+impl SqliteStore {
+    async fn move_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        state: LifecycleState,
+        reason: Option<String>,
+    ) -> Result<()> {
+        let actor = *actor;
+        let at = self.clock.now();
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            graph::write::move_evidence(&tx, &actor, &ids, state, reason.as_deref(), at)?;
+            tx.commit().db()
+        })
+        .await
     }
 }
 
@@ -375,7 +466,61 @@ impl SearchIndex for SqliteStore {
     }
 }
 
-fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
+/// Resolves (creating on first use) a team and one of its profiles by name.
+fn ensure_profile(
+    tx: &rusqlite::Transaction<'_>,
+    team: &str,
+    profile: &str,
+    now: Timestamp,
+) -> Result<Actor> {
+    let team_id = match tx
+        .query_row(
+            "SELECT team_id FROM teams WHERE name = ?1",
+            params![team],
+            |row| row.get::<_, UuidBytes>(0),
+        )
+        .optional()
+        .db()?
+    {
+        Some(id) => TeamId::from_bytes(id.0),
+        None => {
+            let id = TeamId(new_uuid_v7(now));
+            tx.execute(
+                "INSERT INTO teams (team_id, name, created_at) VALUES (?1, ?2, ?3)",
+                params![id.as_bytes(), team, now.as_micros()],
+            )
+            .db()?;
+            id
+        }
+    };
+    let profile_id = match tx
+        .query_row(
+            "SELECT profile_id FROM profiles WHERE team_id = ?1 AND name = ?2",
+            params![team_id.as_bytes(), profile],
+            |row| row.get::<_, UuidBytes>(0),
+        )
+        .optional()
+        .db()?
+    {
+        Some(id) => ProfileId::from_bytes(id.0),
+        None => {
+            let id = ProfileId(new_uuid_v7(now));
+            tx.execute(
+                "INSERT INTO profiles (team_id, profile_id, name, created_at) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![team_id.as_bytes(), id.as_bytes(), profile, now.as_micros()],
+            )
+            .db()?;
+            id
+        }
+    };
+    Ok(Actor {
+        team: team_id,
+        profile: profile_id,
+    })
+}
+
+pub(crate) fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
     let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
     let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
     tx.execute(
@@ -438,7 +583,7 @@ fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
     append_event(tx, &actor, e.id, e.state, e.recorded_at, None)
 }
 
-fn append_event(
+pub(crate) fn append_event(
     tx: &rusqlite::Transaction<'_>,
     actor: &Actor,
     id: EvidenceId,
@@ -465,7 +610,11 @@ fn append_event(
 
 /// One record the actor may see, in any lifecycle state; otherwise `NotFound`, whether it
 /// does not exist, belongs to another team, or is another profile's private evidence.
-fn visible_evidence(conn: &Connection, actor: &Actor, id: EvidenceId) -> Result<Evidence> {
+pub(crate) fn visible_evidence(
+    conn: &Connection,
+    actor: &Actor,
+    id: EvidenceId,
+) -> Result<Evidence> {
     conn.prepare_cached(&format!(
         "SELECT {EVIDENCE_COLUMNS} FROM {EVIDENCE_FROM} \
          WHERE e.team_id = ?1 AND e.evidence_id = ?2 \

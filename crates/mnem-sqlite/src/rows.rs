@@ -35,7 +35,7 @@ impl FromSql for UuidBytes {
     }
 }
 
-fn parsed<T: FromStr>(row: &Row<'_>, index: usize) -> rusqlite::Result<T>
+pub(crate) fn parsed<T: FromStr>(row: &Row<'_>, index: usize) -> rusqlite::Result<T>
 where
     T::Err: std::error::Error + Send + Sync + 'static,
 {

@@ -7,9 +7,13 @@
 
 use std::future::Future;
 
+use mnem_core::graph::{
+    Adjacency, GraphEdge, ObjectSummary, Proposal, Relationship, RelationshipOutcome,
+    RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
+};
 use mnem_core::{
-    Actor, Candidate, Clock, EmbeddingContract, Evidence, EvidenceId, LifecycleEvent, NewEvidence,
-    RecallQuery, TeamId, Timestamp, ValidationError,
+    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
+    NewEvidence, RecallQuery, RelationshipId, TeamId, Timestamp, ValidationError,
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -28,6 +32,21 @@ pub enum StoreError {
     SchemaTooNew { found: i64, supported: i64 },
     #[error("this store's vectors were made with {stored}, but the active embedder is {active}; run `mnem reindex` to re-embed with it, or select the recorded embedder")]
     ContractMismatch { stored: String, active: String },
+    /// Another team's relationship looks the same: existence never leaks.
+    #[error("relationship {id} not found")]
+    RelationshipNotFound { id: RelationshipId },
+    /// The request cannot apply to the current state (an idempotency key reused with a
+    /// different request, a stale version fence).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The operation is not allowed on this record (forgetting team evidence, or another
+    /// profile's).
+    #[error("evidence {id} cannot be {action}: {reason}")]
+    NotPermitted {
+        id: EvidenceId,
+        action: &'static str,
+        reason: String,
+    },
     #[error("storage backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -88,6 +107,145 @@ pub trait EvidenceStore: Send + Sync {
         now: Timestamp,
         pool: usize,
     ) -> impl Future<Output = Result<Vec<Candidate>>> + Send;
+}
+
+/// A relationship proposal with its verification done: the events to append and the
+/// verdict they add up to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedProposal {
+    pub proposal: Proposal,
+    pub events: Vec<VerificationEvent>,
+    pub verdict: Verdict,
+}
+
+/// A structured remember ready to commit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedRemember {
+    pub request: ValidRemember,
+    /// One per `request.relationships`, in order.
+    pub relationships: Vec<VerifiedProposal>,
+}
+
+/// A new version of a relationship, verified; the subject (and, unless the correction
+/// changes it, the object) are the old record's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedCorrection {
+    pub relationship_id: RelationshipId,
+    pub expected_version: i64,
+    pub proposal: VerifiedProposal,
+    /// `Some` keeps the old object; `None` resolves `proposal.object`.
+    pub kept_object: Option<ObjectSummary>,
+    pub reason: String,
+}
+
+/// The time view of a graph read: relationships valid at `valid_at`, as the system knew
+/// them at `known_at` (both default to now).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GraphView {
+    pub valid_at: Option<Timestamp>,
+    pub known_at: Option<Timestamp>,
+}
+
+/// The semantic layer's storage: entities, relationships, their append-only logs, and
+/// the bounded reads discovery needs. Decisions (standing, conflicts, path choice) are
+/// `mnem_core::graph`'s; a backend reads the facts they need inside its transaction,
+/// calls them, and writes what they decide.
+pub trait GraphStore: EvidenceStore {
+    /// Resolves a profile of a team by name, creating both on first use.
+    fn open_profile(&self, team: &str, profile: &str)
+        -> impl Future<Output = Result<Actor>> + Send;
+
+    /// The stored outcome of an earlier request with this idempotency key; `Conflict`
+    /// when that request differed (its hash is not `request_hash`).
+    fn replayed(
+        &self,
+        actor: &Actor,
+        key: &str,
+        request_hash: &str,
+    ) -> impl Future<Output = Result<Option<RememberOutcome>>> + Send;
+
+    /// Commits evidence and verified relationships in one transaction: entity resolution
+    /// inside the team, source-revision supersession, standing, single-valued conflicts,
+    /// supports, events, transitions, the idempotency record. Nothing is stored on error.
+    fn commit_remember(
+        &self,
+        actor: &Actor,
+        request: VerifiedRemember,
+    ) -> impl Future<Output = Result<RememberOutcome>> + Send;
+
+    /// Tombstones current evidence (all or nothing) and recomputes the standing of every
+    /// relationship it supports.
+    fn retract_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Holds current evidence out of recall and support (a screening or operator
+    /// decision), recomputing what it supports.
+    fn quarantine_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Physically erases the actor's own private evidence: text, search state, quotes,
+    /// and relationships derived from nothing else; leaves a content-free tombstone.
+    fn forget(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    fn relationship(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+    ) -> impl Future<Output = Result<Relationship>> + Send;
+
+    /// Writes a corrected version, fenced on `expected_version`; the old record is never
+    /// changed in content (its owner's correction supersedes it).
+    fn commit_correction(
+        &self,
+        actor: &Actor,
+        correction: VerifiedCorrection,
+    ) -> impl Future<Output = Result<RelationshipOutcome>> + Send;
+
+    /// The authoritative explanation of one relationship, bounded.
+    fn trace(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        view: GraphView,
+    ) -> impl Future<Output = Result<Trace>> + Send;
+
+    /// Entities of the actor's team whose normalised name or alias is one of `names`.
+    fn entities_named(
+        &self,
+        actor: &Actor,
+        names: Vec<String>,
+    ) -> impl Future<Output = Result<Vec<(EntityId, String)>>> + Send;
+
+    /// For each entity, its discoverable relationships (either end) under `view`, at
+    /// most `fanout`, newest first; `hub` when there were more.
+    fn adjacency(
+        &self,
+        actor: &Actor,
+        entities: Vec<EntityId>,
+        view: GraphView,
+        fanout: usize,
+    ) -> impl Future<Output = Result<Vec<Adjacency>>> + Send;
+
+    /// Discoverable relationships supported by any of `evidence`, at most `limit`.
+    fn edges_supported_by(
+        &self,
+        actor: &Actor,
+        evidence: Vec<EvidenceId>,
+        view: GraphView,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<GraphEdge>>> + Send;
 }
 
 /// A document waiting for its vector.
@@ -206,4 +364,9 @@ pub fn validate_team_name(name: &str) -> Result<&str, ValidationError> {
         ));
     }
     Ok(name)
+}
+
+/// Profile names identify a person or agent inside a team; the same rules as team names.
+pub fn validate_profile_name(name: &str) -> Result<&str, ValidationError> {
+    validate_team_name(name).map_err(|e| ValidationError::new("profile", e.reason))
 }

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{EntitySummary, ObjectSummary, Polarity, Relationship};
+use super::model::{normalise_name, EntitySummary, ObjectSummary, Polarity, Relationship};
+use crate::text::is_stopword;
 use crate::{EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
 
 pub const DEFAULT_PATH_LIMIT: usize = 5;
@@ -132,6 +133,35 @@ pub struct PathRequest<'a> {
     pub known_relationships: &'a [RelationshipId],
     pub valid_at: Option<Timestamp>,
     pub path_limit: usize,
+}
+
+/// Longest entity name looked up from a query, in words.
+pub const MAX_NAME_WORDS: usize = 4;
+/// Most name lookups one query makes.
+pub const MAX_NAME_CANDIDATES: usize = 200;
+
+/// The normalised word runs of a query that could name an entity (1 to
+/// [`MAX_NAME_WORDS`] words, not only function words), bounded and de-duplicated, for an
+/// exact lookup against entity names and aliases.
+pub fn name_candidates(query: &str) -> Vec<String> {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    let mut out: Vec<String> = Vec::new();
+    for len in (1..=MAX_NAME_WORDS).rev() {
+        for window in words.windows(len) {
+            let content = window.iter().any(|w| {
+                let w = normalise_name(w);
+                !w.is_empty() && !is_stopword(&w)
+            });
+            let name = normalise_name(&window.join(" "));
+            if content && !name.is_empty() && !out.contains(&name) {
+                out.push(name);
+            }
+            if out.len() >= MAX_NAME_CANDIDATES {
+                return out;
+            }
+        }
+    }
+    out
 }
 
 /// The strongest seeds, bounded, de-duplicated, in a deterministic order.
@@ -436,6 +466,15 @@ mod tests {
                     .collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn name_candidates_are_word_runs_without_bare_function_words() {
+        let names = name_candidates("Who works on Dense-Mem?");
+        assert!(names.contains(&"dense-mem".to_string()), "{names:?}");
+        assert!(names.contains(&"works on dense-mem".to_string()));
+        assert!(!names.contains(&"who".to_string()));
+        assert!(!names.contains(&"on".to_string()));
     }
 
     #[test]

@@ -15,8 +15,9 @@ pub use assess::{
     Standing, SupportStanding,
 };
 pub use discovery::{
-    bounded_seeds, second_hop_entities, select_paths, Adjacency, DiscoveryLimits, DiscoveryPath,
-    Frontier, GraphEdge, PathEdge, PathRequest, Seed, DEFAULT_PATH_LIMIT, MAX_PATH_LIMIT,
+    bounded_seeds, name_candidates, second_hop_entities, select_paths, Adjacency, DiscoveryLimits,
+    DiscoveryPath, Frontier, GraphEdge, PathEdge, PathRequest, Seed, DEFAULT_PATH_LIMIT,
+    MAX_PATH_LIMIT,
 };
 pub use model::{
     normalise_name, semantic_group_key, Entity, EntityKind, EntitySummary, ObjectSummary, Polarity,
@@ -31,4 +32,7 @@ pub use trace::{
     Correction, EvidenceOutcome, RelationshipOutcome, RelationshipRef, RememberOutcome, Trace,
     TracedSupport, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
 };
-pub use verify::{char_span, verify, CitedText, Claim, Finding, DETERMINISTIC_VERIFIER};
+pub use verify::{
+    char_span, combined_verdict, verify, CitedText, Claim, Finding, DEFAULT_MODEL_CONFIDENCE,
+    DETERMINISTIC_VERIFIER,
+};

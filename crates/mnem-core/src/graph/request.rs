@@ -17,6 +17,7 @@ pub const MAX_EVIDENCE_PER_REQUEST: usize = 50;
 pub const MAX_RELATIONSHIPS_PER_REQUEST: usize = 200;
 pub const MAX_SUPPORTS_PER_RELATIONSHIP: usize = 16;
 pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 128;
+pub const MAX_ALIASES: usize = 16;
 
 /// One evidence item as a client writes it (stamps as RFC 3339 text).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -67,6 +68,9 @@ pub struct EntityInput {
     pub name: String,
     #[serde(default = "default_kind")]
     pub kind: EntityKind,
+    /// Other names for the same entity; resolution matches them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
 }
 
 fn default_kind() -> EntityKind {
@@ -158,6 +162,8 @@ pub struct EntityRef {
     pub name: String,
     pub normalised: String,
     pub kind: EntityKind,
+    /// `(alias, normalised alias)`, the name's own normal form not repeated.
+    pub aliases: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -278,6 +284,18 @@ impl RememberRequest {
     }
 }
 
+impl RelationshipInput {
+    /// Validates one proposal outside a whole request (a correction); `at` names it in
+    /// errors and index citations refer to `evidence`.
+    pub fn validated(
+        self,
+        at: &str,
+        evidence: &[NewEvidence],
+    ) -> Result<Proposal, ValidationError> {
+        proposal(at, self, evidence)
+    }
+}
+
 fn renamed(prefix: &str, err: ValidationError) -> ValidationError {
     ValidationError::new(format!("{prefix}.{}", err.field), err.reason)
 }
@@ -363,10 +381,33 @@ fn entity_ref(field: &str, input: EntityInput) -> Result<EntityRef, ValidationEr
             format!("must have a letter or digit and at most {MAX_ENTITY_NAME_CHARS} characters"),
         ));
     }
+    if input.aliases.len() > MAX_ALIASES {
+        return Err(ValidationError::new(
+            format!("{field}.aliases"),
+            format!("more than {MAX_ALIASES} aliases"),
+        ));
+    }
+    let mut aliases: Vec<(String, String)> = Vec::new();
+    for (i, alias) in input.aliases.into_iter().enumerate() {
+        let alias = alias.split_whitespace().collect::<Vec<_>>().join(" ");
+        let alias_normalised = normalise_name(&alias);
+        if alias_normalised.is_empty() || alias.chars().count() > MAX_ENTITY_NAME_CHARS {
+            return Err(ValidationError::new(
+                format!("{field}.aliases[{i}]"),
+                format!(
+                    "must have a letter or digit and at most {MAX_ENTITY_NAME_CHARS} characters"
+                ),
+            ));
+        }
+        if alias_normalised != normalised && !aliases.iter().any(|(_, n)| *n == alias_normalised) {
+            aliases.push((alias, alias_normalised));
+        }
+    }
     Ok(EntityRef {
         name,
         normalised,
         kind: input.kind,
+        aliases,
     })
 }
 

@@ -113,6 +113,27 @@ pub fn verify(claim: &Claim<'_>, spans: &[CitedText<'_>]) -> Finding {
     }
 }
 
+/// The default confidence an entailment model must reach for its verdict to count.
+pub const DEFAULT_MODEL_CONFIDENCE: f64 = 0.7;
+
+/// One verdict from the deterministic finding and, when a model verifier ran, its finding:
+/// the spans must check out first; then a configured model must be confident
+/// (`threshold`) that they entail (or contradict) the claim, else it is insufficient.
+pub fn combined_verdict(
+    deterministic: &Finding,
+    model: Option<&Finding>,
+    threshold: f64,
+) -> Verdict {
+    if deterministic.verdict != Verdict::Entailed {
+        return deterministic.verdict;
+    }
+    match model {
+        None => Verdict::Entailed,
+        Some(m) if m.confidence >= threshold && m.verdict != Verdict::Insufficient => m.verdict,
+        Some(_) => Verdict::Insufficient,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +223,42 @@ mod tests {
         assert_eq!(char_span("Zoë likes tea", 4, 13), Some("likes tea"));
         assert_eq!(char_span("Zoë", 0, 4), None);
         assert_eq!(char_span("Zoë", 2, 2), None);
+    }
+
+    #[test]
+    fn a_model_verdict_counts_only_above_its_threshold_and_after_the_spans() {
+        let entailed = |confidence| Finding {
+            verdict: Verdict::Entailed,
+            confidence,
+            rationale: String::new(),
+        };
+        let contradicted = Finding {
+            verdict: Verdict::Contradicted,
+            confidence: 0.9,
+            rationale: String::new(),
+        };
+        let spans_fail = Finding {
+            verdict: Verdict::Insufficient,
+            confidence: 0.0,
+            rationale: String::new(),
+        };
+        let t = DEFAULT_MODEL_CONFIDENCE;
+        assert_eq!(combined_verdict(&entailed(1.0), None, t), Verdict::Entailed);
+        assert_eq!(
+            combined_verdict(&entailed(1.0), Some(&entailed(0.8)), t),
+            Verdict::Entailed
+        );
+        assert_eq!(
+            combined_verdict(&entailed(1.0), Some(&entailed(0.6)), t),
+            Verdict::Insufficient
+        );
+        assert_eq!(
+            combined_verdict(&entailed(1.0), Some(&contradicted), t),
+            Verdict::Contradicted
+        );
+        assert_eq!(
+            combined_verdict(&spans_fail, Some(&entailed(0.99)), t),
+            Verdict::Insufficient
+        );
     }
 }

@@ -1,0 +1,381 @@
+//! The semantic-layer operations: structured remember with verification, corrections,
+//! evidence lifecycle (retract, quarantine, forget), trace, and the discovery frontier
+//! of a recall. Orchestration only: verification and path choice are
+//! `mnem_core::graph`'s, persistence and standing the store's.
+
+use std::time::{Duration, Instant};
+
+use mnem_core::graph::{
+    bounded_seeds, char_span, combined_verdict, name_candidates, second_hop_entities, select_paths,
+    verify, CitedEvidence, CitedText, Claim, Correction, DiscoveryPath, EntityInput, EntityKind,
+    Finding, Frontier, ObjectInput, ObjectSummary, PathRequest, Polarity, Proposal, ProposedObject,
+    RelationshipInput, RelationshipOutcome, RememberOutcome, RememberRequest, Seed, Trace, Verdict,
+    VerificationEvent, DETERMINISTIC_VERIFIER,
+};
+use mnem_core::{Actor, EvidenceId, RecallHit, RelationshipId, ValidationError};
+use mnem_store::{
+    GraphStore, GraphView, SearchIndex, StoreError, VerifiedCorrection, VerifiedProposal,
+    VerifiedRemember,
+};
+
+use crate::{Memory, Result};
+
+/// Ids one lifecycle call may name.
+pub const MAX_IDS_PER_CALL: usize = 200;
+pub const MAX_REASON_CHARS: usize = 1_000;
+/// Discovery stops expanding (keeps what it has) once a recall has spent this long on
+/// it: the frontier is a hint and must not slow the answer down.
+pub const DISCOVERY_TIME_BUDGET: Duration = Duration::from_millis(50);
+
+fn check_ids(field: &str, ids: &[EvidenceId]) -> Result<(), ValidationError> {
+    if ids.is_empty() || ids.len() > MAX_IDS_PER_CALL {
+        return Err(ValidationError::new(
+            field,
+            format!("name 1 to {MAX_IDS_PER_CALL} evidence ids"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_reason(reason: &str) -> Result<String, ValidationError> {
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > MAX_REASON_CHARS {
+        return Err(ValidationError::new(
+            "reason",
+            format!("must be 1 to {MAX_REASON_CHARS} characters"),
+        ));
+    }
+    Ok(reason.to_string())
+}
+
+/// The claim as one sentence, for a model verifier.
+fn claim_sentence(proposal: &Proposal) -> String {
+    let object = match &proposal.object {
+        ProposedObject::Entity(e) => e.name.clone(),
+        ProposedObject::Value { value, surface } => surface.clone().unwrap_or(value.display()),
+    };
+    let sentence = format!(
+        "{} {} {}",
+        proposal.subject.name, proposal.predicate_surface, object
+    );
+    match proposal.polarity {
+        Polarity::Positive => sentence,
+        Polarity::Negative => format!("It is not the case that {sentence}"),
+    }
+}
+
+impl<S: GraphStore + SearchIndex> Memory<S> {
+    /// `remember` with relationship proposals (SPEC §3): validates the whole request,
+    /// replays an idempotency key, verifies every proposal against its cited spans, then
+    /// commits everything in one transaction.
+    pub async fn remember_request(
+        &self,
+        actor: &Actor,
+        request: RememberRequest,
+    ) -> Result<RememberOutcome> {
+        let valid = request.validated().map_err(StoreError::from)?;
+        if let Some(key) = &valid.idempotency_key {
+            if let Some(outcome) = self.store.replayed(actor, key, &valid.request_hash).await? {
+                return Ok(outcome);
+            }
+        }
+        let mut relationships = Vec::with_capacity(valid.relationships.len());
+        for (i, proposal) in valid.relationships.iter().enumerate() {
+            let at = format!("relationships[{i}]");
+            let mut texts = Vec::with_capacity(proposal.supports.len());
+            for (j, citation) in proposal.supports.iter().enumerate() {
+                let content = match citation.evidence {
+                    CitedEvidence::Index(index) => valid.evidence[index].content.clone(),
+                    CitedEvidence::Id(id) => self.store.get(actor, id).await?.content,
+                };
+                let text = char_span(&content, citation.start, citation.end).ok_or_else(|| {
+                    StoreError::from(ValidationError::new(
+                        format!("{at}.supports[{j}].end"),
+                        format!(
+                            "is {}, past the end of the evidence text ({} characters)",
+                            citation.end,
+                            content.chars().count()
+                        ),
+                    ))
+                })?;
+                texts.push(text.to_string());
+            }
+            relationships.push(self.verify_proposal(proposal.clone(), &texts).await);
+        }
+        Ok(self
+            .store
+            .commit_remember(
+                actor,
+                VerifiedRemember {
+                    request: valid,
+                    relationships,
+                },
+            )
+            .await?)
+    }
+
+    /// The deterministic verifier, then (when configured and the spans check out) the
+    /// model verifier; every finding becomes an event.
+    async fn verify_proposal(&self, proposal: Proposal, texts: &[String]) -> VerifiedProposal {
+        let now = self.store.clock().now();
+        let subject: Vec<&str> = std::iter::once(proposal.subject.name.as_str())
+            .chain(proposal.subject.aliases.iter().map(|(a, _)| a.as_str()))
+            .collect();
+        let value_text;
+        let object: Vec<&str> = match &proposal.object {
+            ProposedObject::Entity(e) => std::iter::once(e.name.as_str())
+                .chain(e.aliases.iter().map(|(a, _)| a.as_str()))
+                .collect(),
+            ProposedObject::Value { value, surface } => {
+                value_text = value.display();
+                std::iter::once(value_text.as_str())
+                    .chain(surface.as_deref())
+                    .collect()
+            }
+        };
+        let spans: Vec<CitedText<'_>> = texts
+            .iter()
+            .zip(&proposal.supports)
+            .map(|(text, citation)| CitedText {
+                text_at_span: text,
+                claimed_quote: citation.quote.as_deref(),
+            })
+            .collect();
+        let claim = Claim {
+            subject,
+            predicate_surface: &proposal.predicate_surface,
+            object,
+        };
+        let deterministic = verify(&claim, &spans);
+        let event = |finding: &Finding, verifier: String| VerificationEvent {
+            verdict: finding.verdict,
+            confidence: finding.confidence,
+            verifier,
+            rationale: finding.rationale.clone(),
+            at: now,
+        };
+        let mut events = vec![event(&deterministic, DETERMINISTIC_VERIFIER.into())];
+        let mut model_finding = None;
+        if let (Some(model), Verdict::Entailed) = (&self.verifier, deterministic.verdict) {
+            let model = model.clone();
+            let sentence = claim_sentence(&proposal);
+            let quotes = texts.to_vec();
+            let name = model.name();
+            let judged = tokio::task::spawn_blocking(move || model.judge(&sentence, &quotes))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r);
+            // An unavailable verifier leaves the claim unproven, and says so.
+            let finding = judged.unwrap_or_else(|reason| Finding {
+                verdict: Verdict::Insufficient,
+                confidence: 0.0,
+                rationale: format!("verifier unavailable: {reason}"),
+            });
+            events.push(event(&finding, name));
+            model_finding = Some(finding);
+        }
+        let verdict = combined_verdict(
+            &deterministic,
+            model_finding.as_ref(),
+            self.verifier_threshold,
+        );
+        VerifiedProposal {
+            proposal,
+            events,
+            verdict,
+        }
+    }
+
+    /// A new version of a relationship, fenced on `expected_version` (SPEC §3). Unset
+    /// fields keep the old record's; the supports must cite stored evidence by id.
+    pub async fn correct_relationship(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        correction: Correction,
+    ) -> Result<RelationshipOutcome> {
+        let reason = check_reason(&correction.reason).map_err(StoreError::from)?;
+        let old = self.store.relationship(actor, id).await?;
+        let kept_object = correction.object.is_none().then(|| old.object.clone());
+        let object = correction.object.unwrap_or_else(|| match &old.object {
+            ObjectSummary::Entity(e) => ObjectInput::Entity(EntityInput {
+                name: e.name.clone(),
+                kind: EntityKind::Other,
+                aliases: Vec::new(),
+            }),
+            ObjectSummary::Value { value } => ObjectInput::Value {
+                value: value.clone(),
+                surface: None,
+            },
+        });
+        let input = RelationshipInput {
+            subject: EntityInput {
+                name: old.subject.name.clone(),
+                kind: EntityKind::Other,
+                aliases: Vec::new(),
+            },
+            predicate: old.predicate.clone(),
+            predicate_surface: Some(
+                correction
+                    .predicate_surface
+                    .unwrap_or(old.predicate_surface.clone()),
+            ),
+            object,
+            polarity: Some(
+                correction
+                    .polarity
+                    .unwrap_or_else(|| old.polarity.as_str().to_string()),
+            ),
+            valid_from: correction
+                .valid_from
+                .or_else(|| old.valid_from.map(|t| t.to_rfc3339())),
+            valid_to: correction
+                .valid_to
+                .or_else(|| old.valid_to.map(|t| t.to_rfc3339())),
+            supports: correction.supports,
+        };
+        let proposal = input
+            .validated("correction", &[])
+            .map_err(StoreError::from)?;
+        let mut texts = Vec::with_capacity(proposal.supports.len());
+        for (j, citation) in proposal.supports.iter().enumerate() {
+            let CitedEvidence::Id(evidence_id) = citation.evidence else {
+                unreachable!("validated without request evidence: every citation is by id")
+            };
+            let content = self.store.get(actor, evidence_id).await?.content;
+            let text = char_span(&content, citation.start, citation.end).ok_or_else(|| {
+                StoreError::from(ValidationError::new(
+                    format!("correction.supports[{j}].end"),
+                    "is past the end of the evidence text",
+                ))
+            })?;
+            texts.push(text.to_string());
+        }
+        let verified = self.verify_proposal(proposal, &texts).await;
+        Ok(self
+            .store
+            .commit_correction(
+                actor,
+                VerifiedCorrection {
+                    relationship_id: id,
+                    expected_version: correction.expected_version,
+                    proposal: verified,
+                    kept_object,
+                    reason,
+                },
+            )
+            .await?)
+    }
+
+    pub async fn retract_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        check_ids("ids", &ids).map_err(StoreError::from)?;
+        let reason = reason
+            .map(|r| check_reason(&r))
+            .transpose()
+            .map_err(StoreError::from)?;
+        Ok(self.store.retract_evidence(actor, ids, reason).await?)
+    }
+
+    pub async fn quarantine_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> Result<()> {
+        check_ids("ids", &ids).map_err(StoreError::from)?;
+        let reason = check_reason(&reason).map_err(StoreError::from)?;
+        Ok(self.store.quarantine_evidence(actor, ids, reason).await?)
+    }
+
+    pub async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
+        check_ids("ids", &ids).map_err(StoreError::from)?;
+        Ok(self.store.forget(actor, ids).await?)
+    }
+
+    pub async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
+        Ok(self.store.trace(actor, id, view).await?)
+    }
+
+    /// The discovery frontier of a recall (SPEC §2 step 8), after its results are fixed:
+    /// seeds from entity names in the query and `expand_from_entity_ids`, one bounded hop
+    /// from each, a second from non-hub neighbours while time allows, and relationships
+    /// supported by the returned evidence; then the core chooses the paths.
+    pub(crate) async fn discover(
+        &self,
+        actor: &Actor,
+        query: &mnem_core::RecallQuery,
+        hits: &[RecallHit],
+    ) -> Result<Vec<DiscoveryPath>> {
+        let wants_paths = query.path_limit > 0
+            && (!query.query.is_empty() || !query.expand_from_entity_ids.is_empty());
+        if !wants_paths {
+            return Ok(Vec::new());
+        }
+        let started = Instant::now();
+        let limits = self.discovery_limits;
+        let view = GraphView {
+            valid_at: query.valid_at,
+            known_at: query.known_at,
+        };
+        let named = self
+            .store
+            .entities_named(actor, name_candidates(&query.query))
+            .await?;
+        let seeds = bounded_seeds(
+            named
+                .into_iter()
+                .map(|(entity_id, _)| Seed {
+                    entity_id,
+                    weight: 1.0,
+                })
+                .chain(query.expand_from_entity_ids.iter().map(|&entity_id| Seed {
+                    entity_id,
+                    weight: 1.0,
+                }))
+                .collect(),
+            &limits,
+        );
+        let returned: Vec<EvidenceId> = hits.iter().map(|h| h.evidence.id).collect();
+        let mut frontier = Frontier {
+            first_hop: self
+                .store
+                .adjacency(
+                    actor,
+                    seeds.iter().map(|s| s.entity_id).collect(),
+                    view,
+                    limits.fanout,
+                )
+                .await?,
+            touching_results: self
+                .store
+                .edges_supported_by(actor, returned.clone(), view, limits.fanout)
+                .await?,
+            seeds,
+            second_hop: Vec::new(),
+        };
+        if started.elapsed() < DISCOVERY_TIME_BUDGET {
+            let next = second_hop_entities(&frontier.seeds, &frontier.first_hop, &limits);
+            frontier.second_hop = self
+                .store
+                .adjacency(actor, next, view, limits.fanout)
+                .await?;
+        }
+        let terms = query.terms();
+        Ok(select_paths(
+            &frontier,
+            &PathRequest {
+                query_terms: &terms,
+                returned_evidence: &returned,
+                known_relationships: &query.known_relationship_ids,
+                valid_at: query.valid_at,
+                path_limit: query.path_limit,
+            },
+            &limits,
+        ))
+    }
+}

@@ -1,0 +1,374 @@
+//! The semantic layer on SQLite: writes in `write`, the shared relationship reads in
+//! `read`, and here the reads built on them — trace and the bounded discovery frontier.
+
+pub mod read;
+pub mod write;
+
+use mnem_core::graph::{
+    Adjacency, GraphEdge, Relationship, RelationshipRef, Trace, TracedSupport, Transition,
+    VerificationEvent, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
+};
+use mnem_core::{
+    Actor, EntityId, EvidenceId, LifecycleState, ProfileId, RelationshipId, Timestamp,
+};
+use mnem_store::{GraphView, Result, StoreError};
+use rusqlite::types::Value;
+use rusqlite::{params, Connection};
+
+use crate::rows::{parsed, UuidBytes};
+use crate::DbResult;
+
+/// How far trace follows a chain of corrections in each direction.
+const MAX_VERSION_CHAIN: usize = 16;
+
+fn blob(bytes: &[u8; 16]) -> Value {
+    Value::Blob(bytes.to_vec())
+}
+
+pub fn relationship(
+    conn: &Connection,
+    actor: &Actor,
+    id: RelationshipId,
+    view: &GraphView,
+) -> Result<Relationship> {
+    read::relationships_where(
+        conn,
+        actor,
+        view,
+        " AND r.relationship_id = ?",
+        vec![blob(id.as_bytes())],
+    )
+    .db()?
+    .pop()
+    .ok_or(StoreError::RelationshipNotFound { id })
+}
+
+pub fn trace(
+    conn: &Connection,
+    actor: &Actor,
+    id: RelationshipId,
+    view: &GraphView,
+) -> Result<Trace> {
+    let relationship = relationship(conn, actor, id, view)?;
+    let mut truncated = false;
+    let known = view.known_at.map_or(i64::MAX, Timestamp::as_micros);
+
+    let supports = {
+        let sql = format!(
+            "SELECT s.evidence_id, s.span_start, s.span_end, s.quote, \
+             (e.space = 'team' OR e.owner_profile_id = ?3), ({}) , e.source_group \
+             FROM relationship_supports s \
+             JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+             WHERE s.team_id = ?1 AND s.relationship_id = ?2 \
+             ORDER BY s.evidence_id, s.span_start",
+            read::evidence_state_expr(view.known_at)
+        );
+        let mut stmt = conn.prepare_cached(&sql).db()?;
+        let rows = stmt
+            .query_map(
+                params![
+                    actor.team.as_bytes(),
+                    id.as_bytes(),
+                    actor.profile.as_bytes()
+                ],
+                |row| {
+                    Ok((
+                        EvidenceId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                        row.get::<_, bool>(4)?,
+                        row.get::<_, Option<String>>(5)?,
+                        row.get::<_, String>(6)?,
+                    ))
+                },
+            )
+            .db()?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .db()?;
+        let mut bytes = 0;
+        let mut supports = Vec::with_capacity(rows.len());
+        for (evidence_id, start, end, quote, visible, state, source_group) in rows {
+            // Before it was recorded, evidence did not exist for this view.
+            let state: LifecycleState = state.as_deref().unwrap_or("erased").parse()?;
+            // Another profile's private text is never quoted, only pointed at.
+            let mut quote = quote.filter(|_| visible);
+            if let Some(q) = &quote {
+                if bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
+                    quote = None;
+                    truncated = true;
+                } else {
+                    bytes += q.len();
+                }
+            }
+            supports.push(TracedSupport {
+                evidence_id,
+                start: start as usize,
+                end: end as usize,
+                quote,
+                evidence_state: state,
+                source_group: if visible { source_group } else { String::new() },
+                effective: state == LifecycleState::Current,
+            });
+        }
+        supports
+    };
+
+    let mut verification_events = {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
+                 WHERE team_id = ?1 AND relationship_id = ?2 AND at <= ?3 \
+                 ORDER BY seq DESC LIMIT ?4",
+            )
+            .db()?;
+        let events = stmt
+            .query_map(
+                params![
+                    actor.team.as_bytes(),
+                    id.as_bytes(),
+                    known,
+                    TRACE_MAX_EVENTS as i64 + 1
+                ],
+                |row| {
+                    Ok(VerificationEvent {
+                        verdict: parsed(row, 0)?,
+                        confidence: row.get(1)?,
+                        verifier: row.get(2)?,
+                        rationale: row.get(3)?,
+                        at: Timestamp::from_micros(row.get(4)?),
+                    })
+                },
+            )
+            .db()?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .db()?;
+        events
+    };
+    truncated |= verification_events.len() > TRACE_MAX_EVENTS;
+    verification_events.truncate(TRACE_MAX_EVENTS);
+    verification_events.reverse();
+
+    let mut transitions = {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
+                 FROM relationship_transitions \
+                 WHERE team_id = ?1 AND relationship_id = ?2 AND at <= ?3 \
+                 ORDER BY seq DESC LIMIT ?4",
+            )
+            .db()?;
+        let rows = stmt
+            .query_map(
+                params![
+                    actor.team.as_bytes(),
+                    id.as_bytes(),
+                    known,
+                    TRACE_MAX_EVENTS as i64 + 1
+                ],
+                |row| {
+                    let optional = |i: usize| -> rusqlite::Result<Option<String>> { row.get(i) };
+                    Ok((
+                        optional(0)?,
+                        row.get::<_, String>(1)?,
+                        optional(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, String>(4)?,
+                        row.get::<_, UuidBytes>(5)?,
+                        row.get::<_, i64>(6)?,
+                    ))
+                },
+            )
+            .db()?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .db()?;
+        rows.into_iter()
+            .map(
+                |(from_tier, to_tier, from_status, to_status, reason, actor, at)| {
+                    Ok(Transition {
+                        from_tier: from_tier.map(|t| t.parse()).transpose()?,
+                        to_tier: to_tier.parse()?,
+                        from_status: from_status.map(|s| s.parse()).transpose()?,
+                        to_status: to_status.parse()?,
+                        reason,
+                        actor: ProfileId::from_bytes(actor.0),
+                        at: Timestamp::from_micros(at),
+                    })
+                },
+            )
+            .collect::<Result<Vec<_>>>()?
+    };
+    truncated |= transitions.len() > TRACE_MAX_EVENTS;
+    transitions.truncate(TRACE_MAX_EVENTS);
+    transitions.reverse();
+
+    let conflicts = read::relationships_where(
+        conn,
+        actor,
+        view,
+        " AND r.subject_entity_id = ? AND r.predicate = ? AND r.relationship_id <> ? \
+         AND (r.object_key <> ? OR r.polarity <> ?) \
+         AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
+         AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
+              WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued)) \
+         ORDER BY r.recorded_at, r.relationship_id LIMIT 50",
+        vec![
+            blob(relationship.subject.entity_id.as_bytes()),
+            Value::Text(relationship.predicate.clone()),
+            blob(id.as_bytes()),
+            Value::Text(relationship.object.identity_key()),
+            Value::Text(relationship.polarity.as_str().into()),
+        ],
+    )
+    .db()?
+    .iter()
+    .map(RelationshipRef::from)
+    .collect();
+
+    let mut supersedes = Vec::new();
+    let mut previous = relationship.supersedes;
+    while let Some(prior) = previous {
+        if supersedes.len() >= MAX_VERSION_CHAIN {
+            truncated = true;
+            break;
+        }
+        match self::relationship(conn, actor, prior, view) {
+            Ok(r) => {
+                previous = r.supersedes;
+                supersedes.push(RelationshipRef::from(&r));
+            }
+            Err(StoreError::RelationshipNotFound { .. }) => break, // erased
+            Err(e) => return Err(e),
+        }
+    }
+    let mut superseded_by = Vec::new();
+    let mut current = id;
+    loop {
+        let next = read::relationships_where(
+            conn,
+            actor,
+            view,
+            " AND r.supersedes = ? ORDER BY r.recorded_at, r.relationship_id",
+            vec![blob(current.as_bytes())],
+        )
+        .db()?;
+        let Some(first) = next.first() else { break };
+        if superseded_by.len() + next.len() > MAX_VERSION_CHAIN {
+            truncated = true;
+            break;
+        }
+        current = first.relationship_id;
+        superseded_by.extend(next.iter().map(RelationshipRef::from));
+    }
+
+    Ok(Trace {
+        relationship,
+        supports,
+        verification_events,
+        transitions,
+        conflicts,
+        supersedes,
+        superseded_by,
+        truncated,
+    })
+}
+
+/// Entities whose normalised name or alias is one of `names`, at most 64.
+pub fn entities_named(
+    conn: &Connection,
+    actor: &Actor,
+    names: &[String],
+) -> Result<Vec<(EntityId, String)>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; names.len()].join(", ");
+    let mut params = vec![blob(actor.team.as_bytes())];
+    params.extend(names.iter().cloned().map(Value::Text));
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT DISTINCT a.entity_id, a.alias_key FROM entity_aliases a \
+             WHERE a.team_id = ? AND a.alias_key IN ({marks}) \
+             ORDER BY a.entity_id LIMIT 64"
+        ))
+        .db()?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |row| {
+            Ok((
+                EntityId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+                row.get::<_, String>(1)?,
+            ))
+        })
+        .db()?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .db()?;
+    Ok(rows)
+}
+
+/// Each entity's discoverable edges, newest first, at most `fanout` (`hub` beyond).
+pub fn adjacency(
+    conn: &Connection,
+    actor: &Actor,
+    entities: &[EntityId],
+    view: &GraphView,
+    fanout: usize,
+) -> Result<Vec<Adjacency>> {
+    let condition = format!(
+        " AND r.relationship_id IN ( \
+            SELECT relationship_id FROM relationships WHERE team_id = ?1 AND subject_entity_id = ?2 \
+            UNION ALL \
+            SELECT relationship_id FROM relationships WHERE team_id = ?1 AND object_entity_id = ?2) \
+         {} ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {}",
+        read::discoverable_condition(view),
+        fanout + 1
+    );
+    entities
+        .iter()
+        .map(|&entity| {
+            let mut found = read::relationships_where(
+                conn,
+                actor,
+                view,
+                &condition,
+                vec![blob(entity.as_bytes())],
+            )
+            .db()?;
+            let hub = found.len() > fanout;
+            found.truncate(fanout);
+            Ok(Adjacency {
+                entity_id: entity,
+                edges: read::edges(conn, actor, view, found).db()?,
+                hub,
+            })
+        })
+        .collect()
+}
+
+/// Discoverable relationships supported by any of `evidence`, newest first.
+pub fn edges_supported_by(
+    conn: &Connection,
+    actor: &Actor,
+    evidence: &[EvidenceId],
+    view: &GraphView,
+    limit: usize,
+) -> Result<Vec<GraphEdge>> {
+    if evidence.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; evidence.len()].join(", ");
+    let condition = format!(
+        " AND r.relationship_id IN (SELECT s.relationship_id FROM relationship_supports s \
+           WHERE s.team_id = ?1 AND s.evidence_id IN ({marks})) \
+         {} ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit}",
+        read::discoverable_condition(view),
+    );
+    let found = read::relationships_where(
+        conn,
+        actor,
+        view,
+        &condition,
+        evidence.iter().map(|id| blob(id.as_bytes())).collect(),
+    )
+    .db()?;
+    read::edges(conn, actor, view, found).db()
+}

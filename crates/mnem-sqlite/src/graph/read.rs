@@ -1,0 +1,218 @@
+//! Reading relationships: one column list and mapping for every read, with the time view
+//! (`known_at` from the transition log, `valid_at` on the validity interval) applied in
+//! SQL so a `LIMIT` never cuts a row that should have been kept.
+
+use mnem_core::graph::{
+    EntitySummary, GraphEdge, ObjectSummary, Polarity, Relationship, TypedValue,
+};
+use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
+use mnem_store::GraphView;
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Row};
+
+use crate::rows::{parsed, UuidBytes};
+
+/// The standing of `r` as the view sees it: the current columns, or the last transition
+/// at or before `known_at`.
+fn standing_columns(view: &GraphView) -> String {
+    match view.known_at {
+        None => "r.tier, r.status, r.version".into(),
+        Some(k) => {
+            let k = k.as_micros();
+            let last = |column: &str| {
+                format!(
+                    "(SELECT t.{column} FROM relationship_transitions t \
+                     WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+                     AND t.at <= {k} ORDER BY t.seq DESC LIMIT 1)"
+                )
+            };
+            format!(
+                "{}, {}, (SELECT COUNT(*) FROM relationship_transitions t \
+                 WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+                 AND t.at <= {k})",
+                last("to_tier"),
+                last("to_status")
+            )
+        }
+    }
+}
+
+/// `SELECT … FROM relationships r …` with the standing as of the view; callers append
+/// ` AND …` conditions. Parameter 1 is the team.
+pub fn select_relationships(view: &GraphView) -> String {
+    format!(
+        "SELECT r.relationship_id, r.owner_profile_id, r.subject_entity_id, s.name, \
+         r.predicate, r.predicate_surface, r.object_entity_id, o.name, r.object_value, \
+         r.polarity, r.valid_from, r.valid_to, r.recorded_at, r.recorded_to, \
+         r.semantic_group_key, r.supersedes, {standing} \
+         FROM relationships r \
+         JOIN entities s ON s.team_id = r.team_id AND s.entity_id = r.subject_entity_id \
+         LEFT JOIN entities o ON o.team_id = r.team_id AND o.entity_id = r.object_entity_id \
+         WHERE r.team_id = ?1{known}",
+        standing = standing_columns(view),
+        known = view
+            .known_at
+            .map(|k| format!(" AND r.recorded_at <= {}", k.as_micros()))
+            .unwrap_or_default(),
+    )
+}
+
+/// The conditions that make a relationship discoverable under the view (seed 000):
+/// active, verified, valid at `valid_at`.
+pub fn discoverable_condition(view: &GraphView) -> String {
+    let mut sql = format!(
+        " AND ({standing}) = 'active' AND ({tier}) IN ('validated_claim', 'fact')",
+        standing = standing_expr(view, "to_status", "r.status"),
+        tier = standing_expr(view, "to_tier", "r.tier"),
+    );
+    if let Some(v) = view.valid_at {
+        let v = v.as_micros();
+        sql.push_str(&format!(
+            " AND (r.valid_from IS NULL OR r.valid_from <= {v}) \
+             AND (r.valid_to IS NULL OR r.valid_to > {v})"
+        ));
+    }
+    sql
+}
+
+fn standing_expr(view: &GraphView, log_column: &str, current: &str) -> String {
+    match view.known_at {
+        None => current.to_string(),
+        Some(k) => format!(
+            "SELECT t.{log_column} FROM relationship_transitions t \
+             WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+             AND t.at <= {} ORDER BY t.seq DESC LIMIT 1",
+            k.as_micros()
+        ),
+    }
+}
+
+fn conversion(
+    index: usize,
+    err: impl std::error::Error + Send + Sync + 'static,
+) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err))
+}
+
+pub fn relationship_from_row(row: &Row<'_>) -> rusqlite::Result<Relationship> {
+    let object = match row.get::<_, Option<UuidBytes>>(6)? {
+        Some(id) => ObjectSummary::Entity(EntitySummary {
+            entity_id: EntityId::from_bytes(id.0),
+            name: row.get(7)?,
+        }),
+        None => {
+            let json: String = row.get(8)?;
+            let value: TypedValue = serde_json::from_str(&json).map_err(|e| conversion(8, e))?;
+            ObjectSummary::Value { value }
+        }
+    };
+    let polarity: String = row.get(9)?;
+    let stamp = |i: usize| -> rusqlite::Result<Option<Timestamp>> {
+        Ok(row.get::<_, Option<i64>>(i)?.map(Timestamp::from_micros))
+    };
+    Ok(Relationship {
+        relationship_id: RelationshipId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+        owner_profile_id: ProfileId::from_bytes(row.get::<_, UuidBytes>(1)?.0),
+        subject: EntitySummary {
+            entity_id: EntityId::from_bytes(row.get::<_, UuidBytes>(2)?.0),
+            name: row.get(3)?,
+        },
+        predicate: row.get(4)?,
+        predicate_surface: row.get(5)?,
+        object,
+        polarity: Polarity::parse("polarity", &polarity).map_err(|e| conversion(9, e))?,
+        valid_from: stamp(10)?,
+        valid_to: stamp(11)?,
+        recorded_at: Timestamp::from_micros(row.get(12)?),
+        recorded_to: stamp(13)?,
+        semantic_group_key: row.get(14)?,
+        supersedes: row
+            .get::<_, Option<UuidBytes>>(15)?
+            .map(|b| RelationshipId::from_bytes(b.0)),
+        tier: parsed(row, 16)?,
+        status: parsed(row, 17)?,
+        version: row.get(18)?,
+    })
+}
+
+/// Relationships matching `condition` (SQL appended after the team filter, with its own
+/// parameters numbered from 2).
+pub fn relationships_where(
+    conn: &Connection,
+    actor: &Actor,
+    view: &GraphView,
+    condition: &str,
+    params: Vec<Value>,
+) -> rusqlite::Result<Vec<Relationship>> {
+    let sql = format!("{}{condition}", select_relationships(view));
+    let mut all = vec![Value::Blob(actor.team.as_bytes().to_vec())];
+    all.extend(params);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(all), relationship_from_row)?;
+    rows.collect()
+}
+
+/// The evidence state as the view sees it: now, or the last lifecycle event at or
+/// before `known_at` (erasure always wins: forgotten is forgotten in every view).
+pub fn evidence_state_expr(known_at: Option<Timestamp>) -> String {
+    match known_at {
+        None => "e.state".into(),
+        Some(k) => format!(
+            "CASE WHEN e.state = 'erased' OR e.recorded_at > {k} THEN 'erased' ELSE \
+             (SELECT ev.state FROM evidence_events ev WHERE ev.team_id = e.team_id \
+              AND ev.evidence_id = e.evidence_id AND ev.at <= {k} \
+              ORDER BY ev.seq DESC LIMIT 1) END",
+            k = k.as_micros()
+        ),
+    }
+}
+
+/// Attaches each relationship's effective supporting evidence ids (current under the
+/// view, visible to the actor) and its predicate's cardinality.
+pub fn edges(
+    conn: &Connection,
+    actor: &Actor,
+    view: &GraphView,
+    relationships: Vec<Relationship>,
+) -> rusqlite::Result<Vec<GraphEdge>> {
+    let sql = format!(
+        "SELECT s.evidence_id FROM relationship_supports s \
+         JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+         WHERE s.team_id = ?1 AND s.relationship_id = ?2 \
+         AND (e.space = 'team' OR e.owner_profile_id = ?3) AND ({}) = 'current' \
+         ORDER BY s.evidence_id",
+        evidence_state_expr(view.known_at)
+    );
+    let mut supports = conn.prepare_cached(&sql)?;
+    let mut cardinality = conn.prepare_cached(
+        "SELECT single_valued FROM predicates WHERE team_id = ?1 AND predicate = ?2",
+    )?;
+    relationships
+        .into_iter()
+        .map(|relationship| {
+            let mut evidence_ids: Vec<EvidenceId> = supports
+                .query_map(
+                    rusqlite::params![
+                        actor.team.as_bytes(),
+                        relationship.relationship_id.as_bytes(),
+                        actor.profile.as_bytes()
+                    ],
+                    |row| Ok(EvidenceId::from_bytes(row.get::<_, UuidBytes>(0)?.0)),
+                )?
+                .collect::<rusqlite::Result<_>>()?;
+            evidence_ids.dedup();
+            let single_valued = cardinality
+                .query_row(
+                    rusqlite::params![actor.team.as_bytes(), relationship.predicate],
+                    |row| row.get::<_, bool>(0),
+                )
+                .optional()?
+                .unwrap_or(false);
+            Ok(GraphEdge {
+                relationship,
+                evidence_ids,
+                single_valued,
+            })
+        })
+        .collect()
+}
