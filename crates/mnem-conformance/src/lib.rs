@@ -1,5 +1,5 @@
 //! The backend conformance suite. Every case asserts a rule of the recall contract
-//! (SPEC §2, seed 003) rather than any backend's numbers, so it holds whether or not a
+//! (SPEC §2, seed 003) or of the semantic layer (SPEC §1–§4, seed 000's "tests prove") rather than any backend's numbers, so it holds whether or not a
 //! backend can rank. A backend runs the whole suite with one line:
 //!
 //! ```ignore
@@ -15,6 +15,7 @@
 //! `mnem_service::Memory`, exactly as transports do.
 
 pub mod cases;
+pub mod graph_cases;
 pub mod helpers;
 pub mod vector_cases;
 
@@ -59,6 +60,39 @@ macro_rules! conformance_suite {
                 $crate::cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
+        mod graph {
+            use super::*;
+            $crate::conformance_suite!(@graph_cases $open;
+                default_recall_needs_no_active_relationship,
+                evidence_cited_by_many_relationships_appears_once,
+                public_recall_has_paths_and_no_verifier_history,
+                trace_reconstructs_supports_verification_and_lineage,
+                tier_and_graph_never_move_evidence,
+                graph_context_never_becomes_evidence,
+                candidates_never_enter_discovery,
+                quarantined_evidence_leaves_recall_and_support,
+                retraction_recomputes_support,
+                single_valued_disagreement_across_authors_disputes_both,
+                newer_claim_by_the_same_author_supersedes,
+                an_unverified_challenge_disputes_nothing,
+                review_held_relationships_never_enter_discovery,
+                entity_resolution_reuses_names_and_aliases_within_the_team,
+                same_name_entities_never_cross_teams,
+                hub_expansion_is_bounded,
+                cycles_terminate_without_revisiting,
+                same_team_relationships_are_traceable_by_any_author,
+                paths_show_the_owner_when_authors_agree_separately,
+                non_current_source_revisions_never_count,
+                a_correction_never_mutates_another_authors_record,
+                own_correction_supersedes_and_is_version_fenced,
+                idempotent_replay_returns_the_same_outcome,
+                one_bad_item_rejects_the_whole_request,
+                forget_erases_private_evidence_and_what_derives_only_from_it,
+                known_at_reads_the_past_from_the_logs,
+                valid_at_selects_relationships_by_validity,
+                known_ids_are_not_returned_again,
+            );
+        }
         mod vector_branch {
             use super::*;
             $crate::conformance_suite!(@vector_cases $open;
@@ -68,6 +102,14 @@ macro_rules! conformance_suite {
                 vectors_under_another_contract_are_never_used,
             );
         }
+    };
+    (@graph_cases $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                $crate::graph_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
     };
     (@vector_cases $open:expr; $($case:ident),* $(,)?) => {
         $(

@@ -1,0 +1,912 @@
+//! The semantic-layer cases: seed 000's "tests prove" list and SPEC §1–§4's lifecycle,
+//! trace and discovery rules. Like the recall cases they assert rules, never numbers.
+
+use std::collections::BTreeSet;
+
+use mnem_core::graph::{
+    Correction, DiscoveryPath, RelationshipOutcome, RelationshipStatus, RememberOutcome,
+    RememberRequest, SupportInput, Tier,
+};
+use mnem_core::{
+    Actor, Clock, EvidenceId, LifecycleState, PublicRecall, RecallQuery, RelationshipId, Timestamp,
+};
+use mnem_service::{Recall, ServiceError};
+use mnem_store::{GraphView, StoreError};
+use serde_json::{json, Value};
+
+use crate::helpers::{ids, want_empty, want_set, Backend, Fixture, START};
+
+/// One evidence item stating `text`, and a claim `subject predicate object` citing all
+/// of it. Entities are `other`-kind unless the caller builds its own request.
+fn claim(text: &str, subject: &str, predicate: &str, object: &str) -> Value {
+    json!({
+        "evidence": [{"content": text, "source": "chat"}],
+        "relationships": [{
+            "subject": {"name": subject},
+            "predicate": predicate,
+            "object": {"entity": {"name": object}},
+            "supports": [{"evidence": 0, "start": 0, "end": text.chars().count()}]
+        }]
+    })
+}
+
+async fn write<S: Backend>(fx: &Fixture<S>, actor: &Actor, request: Value) -> RememberOutcome {
+    let request: RememberRequest = serde_json::from_value(request).expect("request json");
+    fx.memory
+        .remember_request(actor, request)
+        .await
+        .expect("remember request")
+}
+
+async fn claim_as<S: Backend>(
+    fx: &Fixture<S>,
+    actor: &Actor,
+    text: &str,
+    subject: &str,
+    predicate: &str,
+    object: &str,
+) -> RelationshipOutcome {
+    let outcome = write(fx, actor, claim(text, subject, predicate, object)).await;
+    outcome.relationships[0].clone()
+}
+
+async fn recall<S: Backend>(fx: &Fixture<S>, actor: &Actor, query: RecallQuery) -> Recall {
+    fx.memory.recall(actor, query).await.expect("recall")
+}
+
+fn path_ids(paths: &[DiscoveryPath]) -> BTreeSet<RelationshipId> {
+    paths
+        .iter()
+        .flat_map(|p| p.relationships.iter().map(|e| e.relationship_id))
+        .collect()
+}
+
+async fn paths_for<S: Backend>(fx: &Fixture<S>, query: &str) -> BTreeSet<RelationshipId> {
+    path_ids(
+        &recall(fx, &fx.actor, RecallQuery::text(query))
+            .await
+            .discovery_paths,
+    )
+}
+
+async fn profile<S: Backend>(fx: &Fixture<S>, name: &str) -> Actor {
+    fx.store
+        .open_profile("conformance", name)
+        .await
+        .expect("open profile")
+}
+
+async fn status<S: Backend>(fx: &Fixture<S>, id: RelationshipId) -> RelationshipStatus {
+    fx.store
+        .relationship(&fx.actor, id)
+        .await
+        .expect("relationship")
+        .status
+}
+
+fn declare_single(request: &mut Value, predicate: &str) {
+    request["predicates"] = json!([{"key": predicate, "single_valued": true}]);
+}
+
+pub async fn default_recall_needs_no_active_relationship<S: Backend>(fx: Fixture<S>) {
+    let plain = fx.remember("the quarterly budget was approved").await;
+    let outcome = write(
+        &fx,
+        &fx.actor,
+        claim("Ana approved the budget", "Ana", "approved", "Redis"),
+    )
+    .await;
+    assert_eq!(outcome.relationships[0].tier, Tier::Candidate);
+    let hits = recall(&fx, &fx.actor, RecallQuery::text("budget"))
+        .await
+        .hits;
+    let cited = fx
+        .store
+        .get(&fx.actor, outcome.evidence[0].evidence_id)
+        .await
+        .expect("get");
+    want_set(
+        &hits,
+        &[&plain, &cited],
+        "evidence with and without relationships",
+    );
+}
+
+pub async fn evidence_cited_by_many_relationships_appears_once<S: Backend>(fx: Fixture<S>) {
+    let text = "Mark works on Dense-Mem and Ana works on Dense-Mem and Li works on Dense-Mem";
+    let cite = |subject: &str| {
+        json!({
+            "subject": {"name": subject},
+            "predicate": "works_on",
+            "object": {"entity": {"name": "Dense-Mem"}},
+            "supports": [{"evidence": 0, "start": 0, "end": text.chars().count()}]
+        })
+    };
+    write(
+        &fx,
+        &fx.actor,
+        json!({
+            "evidence": [{"content": text}],
+            "relationships": [cite("Mark"), cite("Ana"), cite("Li")]
+        }),
+    )
+    .await;
+    let result = recall(&fx, &fx.actor, RecallQuery::text("Dense-Mem works")).await;
+    assert_eq!(result.hits.len(), 1, "one evidence item, once");
+    assert_eq!(
+        path_ids(&result.discovery_paths).len(),
+        3,
+        "three claims as paths"
+    );
+}
+
+pub async fn public_recall_has_paths_and_no_verifier_history<S: Backend>(fx: Fixture<S>) {
+    claim_as(
+        &fx,
+        &fx.actor,
+        "Mark works on Dense-Mem",
+        "Mark",
+        "works_on",
+        "Dense-Mem",
+    )
+    .await;
+    let result = recall(&fx, &fx.actor, RecallQuery::text("Mark")).await;
+    let public = serde_json::to_value(PublicRecall::new(&result.hits, result.discovery_paths))
+        .expect("json");
+    let edge = public["discovery_paths"][0]["relationships"][0]
+        .as_object()
+        .expect("an edge");
+    let mut keys: Vec<&str> = edge.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "object",
+            "polarity",
+            "predicate",
+            "relationship_id",
+            "subject"
+        ]
+    );
+    let text = public.to_string();
+    for internal in [
+        "tier",
+        "status",
+        "rationale",
+        "verdict",
+        "transition",
+        "score",
+    ] {
+        assert!(!text.contains(internal), "{internal} leaked: {text}");
+    }
+}
+
+pub async fn trace_reconstructs_supports_verification_and_lineage<S: Backend>(fx: Fixture<S>) {
+    let r = claim_as(
+        &fx,
+        &fx.actor,
+        "Mark works on Dense-Mem",
+        "Mark",
+        "works_on",
+        "Dense-Mem",
+    )
+    .await;
+    let trace = fx
+        .memory
+        .trace(&fx.actor, r.relationship_id, GraphView::default())
+        .await
+        .expect("trace");
+    assert_eq!(trace.supports.len(), 1);
+    assert_eq!(
+        trace.supports[0].quote.as_deref(),
+        Some("Mark works on Dense-Mem")
+    );
+    assert_eq!(trace.verification_events.len(), 1);
+    assert_eq!(trace.transitions.len(), 1);
+    assert_eq!(trace.transitions[0].to_status, RelationshipStatus::Active);
+    assert_eq!(trace.relationship.version, 1);
+}
+
+pub async fn tier_and_graph_never_move_evidence<S: Backend>(fx: Fixture<S>) {
+    // The weaker match supports an authoritative fact; the stronger supports nothing.
+    let weak_text = "Ana wrote the deploy notes";
+    let outcome = write(
+        &fx,
+        &fx.actor,
+        json!({
+            "evidence": [
+                {"content": "deploy deploy checklist for the deploy"},
+                {"content": weak_text, "authority": "authoritative"}
+            ],
+            "relationships": [{
+                "subject": {"name": "Ana"}, "predicate": "wrote",
+                "object": {"entity": {"name": "deploy notes"}},
+                "supports": [{"evidence": 1, "start": 0, "end": weak_text.chars().count()}]
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(outcome.relationships[0].tier, Tier::Fact);
+    let without_graph = RecallQuery {
+        path_limit: 0,
+        ..RecallQuery::text("deploy")
+    };
+    let plain = recall(&fx, &fx.actor, without_graph).await;
+    let with_graph = recall(&fx, &fx.actor, RecallQuery::text("deploy")).await;
+    let strong_first = vec![
+        outcome.evidence[0].evidence_id,
+        outcome.evidence[1].evidence_id,
+    ];
+    assert_eq!(
+        ids(&with_graph.hits),
+        strong_first,
+        "the fact does not outrank relevance"
+    );
+    assert_eq!(
+        ids(&with_graph.hits),
+        ids(&plain.hits),
+        "discovery moves nothing"
+    );
+    let scores = |r: &Recall| r.hits.iter().map(|h| h.score).collect::<Vec<_>>();
+    assert_eq!(scores(&with_graph), scores(&plain));
+    assert!(plain.discovery_paths.is_empty());
+    assert!(
+        !with_graph.discovery_paths.is_empty(),
+        "the fact is a path, not a result"
+    );
+}
+
+pub async fn graph_context_never_becomes_evidence<S: Backend>(fx: Fixture<S>) {
+    let mut request = claim("Mark works on Dense-Mem", "Mark", "works_on", "Dense-Mem");
+    request["relationships"][0]["object"]["entity"]["aliases"] = json!(["Zephyrine"]);
+    let outcome = write(&fx, &fx.actor, request).await;
+    // "Zephyrine" names an entity but appears in no evidence text.
+    let result = recall(&fx, &fx.actor, RecallQuery::text("Zephyrine")).await;
+    want_empty(&result.hits, "an alias is not evidence");
+    let path = result
+        .discovery_paths
+        .first()
+        .expect("the alias seeds a path");
+    assert_eq!(path.evidence_ids, vec![outcome.evidence[0].evidence_id]);
+}
+
+pub async fn candidates_never_enter_discovery<S: Backend>(fx: Fixture<S>) {
+    // The span does not say it: insufficient, so a candidate.
+    let r = claim_as(
+        &fx,
+        &fx.actor,
+        "Mark likes tea",
+        "Mark",
+        "works_on",
+        "Dense-Mem",
+    )
+    .await;
+    assert_eq!(r.tier, Tier::Candidate);
+    assert!(paths_for(&fx, "Mark Dense-Mem").await.is_empty());
+}
+
+pub async fn quarantined_evidence_leaves_recall_and_support<S: Backend>(fx: Fixture<S>) {
+    let outcome = write(
+        &fx,
+        &fx.actor,
+        claim("Mark works on Dense-Mem", "Mark", "works_on", "Dense-Mem"),
+    )
+    .await;
+    let evidence = outcome.evidence[0].evidence_id;
+    let relationship = outcome.relationships[0].relationship_id;
+    fx.memory
+        .quarantine_evidence(&fx.actor, vec![evidence], "screening hold".into())
+        .await
+        .expect("quarantine");
+    want_empty(
+        &recall(&fx, &fx.actor, RecallQuery::text("Dense-Mem"))
+            .await
+            .hits,
+        "quarantined evidence",
+    );
+    assert_eq!(
+        status(&fx, relationship).await,
+        RelationshipStatus::PendingEvidence
+    );
+    assert!(paths_for(&fx, "Mark").await.is_empty());
+}
+
+pub async fn retraction_recomputes_support<S: Backend>(fx: Fixture<S>) {
+    let text_a = "Mark works on Dense-Mem";
+    let text_b = "the wiki says Mark works on Dense-Mem";
+    let outcome = write(
+        &fx,
+        &fx.actor,
+        json!({
+            "evidence": [
+                {"content": text_a, "source_group": "chat"},
+                {"content": text_b, "source_group": "wiki"}
+            ],
+            "relationships": [{
+                "subject": {"name": "Mark"}, "predicate": "works_on",
+                "object": {"entity": {"name": "Dense-Mem"}},
+                "supports": [{"evidence": 0, "start": 0, "end": 23},
+                             {"evidence": 1, "start": 14, "end": 37}]
+            }]
+        }),
+    )
+    .await;
+    let r = outcome.relationships[0].relationship_id;
+    assert_eq!(
+        outcome.relationships[0].tier,
+        Tier::Fact,
+        "two source groups"
+    );
+    let retract = |i: usize| {
+        fx.memory
+            .retract_evidence(&fx.actor, vec![outcome.evidence[i].evidence_id], None)
+    };
+    retract(1).await.expect("retract wiki");
+    let one_left = fx.store.relationship(&fx.actor, r).await.expect("read");
+    assert_eq!(one_left.tier, Tier::ValidatedClaim);
+    assert_eq!(one_left.status, RelationshipStatus::Active);
+    retract(0).await.expect("retract chat");
+    assert_eq!(status(&fx, r).await, RelationshipStatus::PendingEvidence);
+}
+
+pub async fn single_valued_disagreement_across_authors_disputes_both<S: Backend>(fx: Fixture<S>) {
+    let bob = profile(&fx, "bob").await;
+    let mut a = claim("Ana lives in Lisbon", "Ana", "lives_in", "Lisbon");
+    declare_single(&mut a, "lives_in");
+    let a = write(&fx, &fx.actor, a).await.relationships[0].clone();
+    let b = claim_as(&fx, &bob, "Ana lives in Porto", "Ana", "lives_in", "Porto").await;
+    assert_eq!(b.status, RelationshipStatus::Disputed);
+    assert_eq!(
+        status(&fx, a.relationship_id).await,
+        RelationshipStatus::Disputed
+    );
+    let trace = fx
+        .memory
+        .trace(&bob, a.relationship_id, GraphView::default())
+        .await
+        .expect("trace");
+    let rivals: Vec<RelationshipId> = trace.conflicts.iter().map(|c| c.relationship_id).collect();
+    assert_eq!(rivals, vec![b.relationship_id]);
+    assert!(
+        paths_for(&fx, "Ana").await.is_empty(),
+        "disputed claims are not paths"
+    );
+}
+
+pub async fn newer_claim_by_the_same_author_supersedes<S: Backend>(fx: Fixture<S>) {
+    let mut old = claim("Ana lives in Lisbon", "Ana", "lives_in", "Lisbon");
+    declare_single(&mut old, "lives_in");
+    let old = write(&fx, &fx.actor, old).await.relationships[0].clone();
+    let new = claim_as(
+        &fx,
+        &fx.actor,
+        "Ana lives in Porto",
+        "Ana",
+        "lives_in",
+        "Porto",
+    )
+    .await;
+    assert_eq!(new.status, RelationshipStatus::Active);
+    assert_eq!(
+        status(&fx, old.relationship_id).await,
+        RelationshipStatus::Superseded
+    );
+    assert_eq!(
+        paths_for(&fx, "Ana").await,
+        BTreeSet::from([new.relationship_id])
+    );
+}
+
+pub async fn an_unverified_challenge_disputes_nothing<S: Backend>(fx: Fixture<S>) {
+    let bob = profile(&fx, "bob").await;
+    let mut a = claim("Ana lives in Lisbon", "Ana", "lives_in", "Lisbon");
+    declare_single(&mut a, "lives_in");
+    let a = write(&fx, &fx.actor, a).await.relationships[0].clone();
+    let b = claim_as(&fx, &bob, "Ana might move", "Ana", "lives_in", "Porto").await;
+    assert_eq!(b.tier, Tier::Candidate);
+    assert_eq!(
+        status(&fx, a.relationship_id).await,
+        RelationshipStatus::Active
+    );
+}
+
+pub async fn review_held_relationships_never_enter_discovery<S: Backend>(fx: Fixture<S>) {
+    // Two people answer to "Sam": the third claim cannot tell which one is meant.
+    for (name, text) in [
+        ("Sam Ortiz", "Sam Ortiz owns Atlas"),
+        ("Sam Lee", "Sam Lee owns Atlas"),
+    ] {
+        let mut request = claim(text, name, "owns", "Atlas");
+        request["relationships"][0]["subject"]["aliases"] = json!(["Sam"]);
+        write(&fx, &fx.actor, request).await;
+    }
+    let held = claim_as(
+        &fx,
+        &fx.actor,
+        "Sam owns Borealis",
+        "Sam",
+        "owns",
+        "Borealis",
+    )
+    .await;
+    assert_eq!(held.status, RelationshipStatus::NeedsReview);
+    assert!(!paths_for(&fx, "Borealis")
+        .await
+        .contains(&held.relationship_id));
+}
+
+pub async fn entity_resolution_reuses_names_and_aliases_within_the_team<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let mut first = claim(
+        "Mark Smith works on Atlas",
+        "Mark Smith",
+        "works_on",
+        "Atlas",
+    );
+    first["relationships"][0]["subject"]["aliases"] = json!(["Mark"]);
+    let first = write(&fx, &fx.actor, first).await.relationships[0].clone();
+    let by_alias = claim_as(&fx, &fx.actor, "MARK uses Vim", "MARK", "uses", "Vim").await;
+    assert_eq!(by_alias.subject_entity_id, first.subject_entity_id);
+    let other_team = fx.store.open_team("elsewhere").await.expect("team");
+    let there = claim_as(
+        &fx,
+        &other_team,
+        "Mark works on Atlas",
+        "Mark",
+        "works_on",
+        "Atlas",
+    )
+    .await;
+    assert_ne!(there.subject_entity_id, first.subject_entity_id);
+}
+
+pub async fn same_name_entities_never_cross_teams<S: Backend>(fx: Fixture<S>) {
+    let ours = claim_as(
+        &fx,
+        &fx.actor,
+        "Mark works on Atlas",
+        "Mark",
+        "works_on",
+        "Atlas",
+    )
+    .await;
+    let theirs = fx.store.open_team("elsewhere").await.expect("team");
+    assert!(path_ids(
+        &recall(&fx, &theirs, RecallQuery::text("Mark Atlas"))
+            .await
+            .discovery_paths
+    )
+    .is_empty());
+    let expand = RecallQuery {
+        expand_from_entity_ids: vec![ours.subject_entity_id],
+        ..RecallQuery::default()
+    };
+    assert!(recall(&fx, &theirs, expand)
+        .await
+        .discovery_paths
+        .is_empty());
+    let err = fx
+        .memory
+        .trace(&theirs, ours.relationship_id, GraphView::default())
+        .await
+        .expect_err("another team's relationship");
+    assert!(matches!(
+        err,
+        ServiceError::Store(StoreError::RelationshipNotFound { .. })
+    ));
+}
+
+pub async fn hub_expansion_is_bounded<S: Backend>(fx: Fixture<S>) {
+    for i in 0..40 {
+        let member = format!("Member{i}");
+        let text = format!("{member} joined Guild");
+        claim_as(&fx, &fx.actor, &text, &member, "joined", "Guild").await;
+    }
+    let query = RecallQuery {
+        path_limit: 20,
+        ..RecallQuery::text("Guild")
+    };
+    let paths = recall(&fx, &fx.actor, query).await.discovery_paths;
+    assert!(!paths.is_empty());
+    assert!(paths.len() <= 20);
+    assert!(paths.iter().all(|p| p.relationships.len() <= 2));
+    let defaults = mnem_core::graph::DiscoveryLimits::default();
+    assert!(path_ids(&paths).len() <= defaults.max_edges);
+}
+
+pub async fn cycles_terminate_without_revisiting<S: Backend>(fx: Fixture<S>) {
+    claim_as(&fx, &fx.actor, "Ana knows Bo", "Ana", "knows", "Bo").await;
+    claim_as(&fx, &fx.actor, "Bo knows Cy", "Bo", "knows", "Cy").await;
+    claim_as(&fx, &fx.actor, "Cy knows Ana", "Cy", "knows", "Ana").await;
+    let paths = recall(&fx, &fx.actor, RecallQuery::text("Ana"))
+        .await
+        .discovery_paths;
+    assert!(
+        paths.iter().any(|p| p.relationships.len() == 2),
+        "a two-edge path exists"
+    );
+    for path in &paths {
+        let edges = &path.relationships;
+        let mut entities = BTreeSet::new();
+        for edge in edges {
+            entities.insert(edge.subject.entity_id);
+            entities.insert(edge.object.entity_id().expect("entity object"));
+        }
+        // A chain of n distinct edges that never returns touches n + 1 entities.
+        assert_eq!(entities.len(), edges.len() + 1, "no entity visited twice");
+    }
+}
+
+pub async fn same_team_relationships_are_traceable_by_any_author<S: Backend>(fx: Fixture<S>) {
+    let bob = profile(&fx, "bob").await;
+    let r = claim_as(
+        &fx,
+        &fx.actor,
+        "Mark works on Atlas",
+        "Mark",
+        "works_on",
+        "Atlas",
+    )
+    .await;
+    let trace = fx
+        .memory
+        .trace(&bob, r.relationship_id, GraphView::default())
+        .await
+        .expect("bob traces the default profile's claim");
+    assert_eq!(trace.relationship.owner_profile_id, fx.actor.profile);
+}
+
+pub async fn paths_show_the_owner_when_authors_agree_separately<S: Backend>(fx: Fixture<S>) {
+    let bob = profile(&fx, "bob").await;
+    claim_as(
+        &fx,
+        &fx.actor,
+        "Mark works on Atlas",
+        "Mark",
+        "works_on",
+        "Atlas",
+    )
+    .await;
+    claim_as(
+        &fx,
+        &bob,
+        "Mark works on Atlas indeed",
+        "Mark",
+        "works_on",
+        "Atlas",
+    )
+    .await;
+    let paths = recall(&fx, &fx.actor, RecallQuery::text("Mark"))
+        .await
+        .discovery_paths;
+    let owners: BTreeSet<_> = paths
+        .iter()
+        .flat_map(|p| p.relationships.iter().filter_map(|e| e.owner))
+        .collect();
+    assert_eq!(owners, BTreeSet::from([fx.actor.profile, bob.profile]));
+}
+
+pub async fn non_current_source_revisions_never_count<S: Backend>(fx: Fixture<S>) {
+    let v1 = write(
+        &fx,
+        &fx.actor,
+        json!({
+            "evidence": [{"content": "Atlas uses Redis", "source_key": "doc:atlas", "source_revision": 1}],
+            "relationships": [{
+                "subject": {"name": "Atlas"}, "predicate": "uses",
+                "object": {"entity": {"name": "Redis"}},
+                "supports": [{"evidence": 0, "start": 0, "end": 16}]
+            }]
+        }),
+    )
+    .await;
+    let v2 = write(
+        &fx,
+        &fx.actor,
+        json!({"evidence": [{"content": "Atlas uses Valkey", "source_key": "doc:atlas", "source_revision": 2}]}),
+    )
+    .await;
+    let hits = recall(&fx, &fx.actor, RecallQuery::text("Atlas"))
+        .await
+        .hits;
+    assert_eq!(
+        ids(&hits),
+        vec![v2.evidence[0].evidence_id],
+        "only the current revision"
+    );
+    let old = fx
+        .store
+        .get(&fx.actor, v1.evidence[0].evidence_id)
+        .await
+        .expect("get");
+    assert_eq!(old.state, LifecycleState::Superseded);
+    assert_eq!(
+        status(&fx, v1.relationships[0].relationship_id).await,
+        RelationshipStatus::PendingEvidence
+    );
+    // An older revision arriving late is born superseded.
+    let late = write(
+        &fx,
+        &fx.actor,
+        json!({"evidence": [{"content": "Atlas uses Memcached", "source_key": "doc:atlas", "source_revision": 1}]}),
+    )
+    .await;
+    assert_eq!(late.evidence[0].state, LifecycleState::Superseded);
+}
+
+fn correction(version: i64, evidence: EvidenceId, end: usize, object: &str) -> Correction {
+    serde_json::from_value(json!({
+        "expected_version": version,
+        "object": {"entity": {"name": object}},
+        "supports": [SupportInput { evidence: None, evidence_id: Some(evidence), start: 0, end, quote: None }],
+        "reason": "moved"
+    }))
+    .expect("correction json")
+}
+
+pub async fn a_correction_never_mutates_another_authors_record<S: Backend>(fx: Fixture<S>) {
+    let bob = profile(&fx, "bob").await;
+    let original = write(
+        &fx,
+        &fx.actor,
+        claim("Ana works on Atlas", "Ana", "works_on", "Atlas"),
+    )
+    .await;
+    let r = original.relationships[0].relationship_id;
+    let before = fx.store.relationship(&fx.actor, r).await.expect("read");
+    let proof = write(
+        &fx,
+        &bob,
+        json!({"evidence": [{"content": "Ana works on Borealis"}]}),
+    )
+    .await;
+    let corrected = fx
+        .memory
+        .correct_relationship(
+            &bob,
+            r,
+            correction(1, proof.evidence[0].evidence_id, 21, "Borealis"),
+        )
+        .await
+        .expect("correct");
+    let after = fx.store.relationship(&fx.actor, r).await.expect("read");
+    assert_eq!(after, before, "the other author's record is untouched");
+    let trace = fx
+        .memory
+        .trace(&fx.actor, r, GraphView::default())
+        .await
+        .expect("trace");
+    let successors: Vec<RelationshipId> = trace
+        .superseded_by
+        .iter()
+        .map(|s| s.relationship_id)
+        .collect();
+    assert_eq!(successors, vec![corrected.relationship_id]);
+}
+
+pub async fn own_correction_supersedes_and_is_version_fenced<S: Backend>(fx: Fixture<S>) {
+    let original = write(
+        &fx,
+        &fx.actor,
+        claim("Ana works on Atlas", "Ana", "works_on", "Atlas"),
+    )
+    .await;
+    let r = original.relationships[0].relationship_id;
+    let proof = write(
+        &fx,
+        &fx.actor,
+        json!({"evidence": [{"content": "Ana works on Borealis"}]}),
+    )
+    .await;
+    let proof = proof.evidence[0].evidence_id;
+    let stale = fx
+        .memory
+        .correct_relationship(&fx.actor, r, correction(7, proof, 21, "Borealis"))
+        .await
+        .expect_err("stale version");
+    assert!(matches!(
+        stale,
+        ServiceError::Store(StoreError::Conflict(_))
+    ));
+    let new = fx
+        .memory
+        .correct_relationship(&fx.actor, r, correction(1, proof, 21, "Borealis"))
+        .await
+        .expect("correct");
+    assert_eq!(new.status, RelationshipStatus::Active);
+    assert_eq!(status(&fx, r).await, RelationshipStatus::Superseded);
+    let again = fx
+        .memory
+        .correct_relationship(&fx.actor, r, correction(2, proof, 21, "Borealis"))
+        .await
+        .expect_err("already superseded");
+    assert!(matches!(
+        again,
+        ServiceError::Store(StoreError::Conflict(_))
+    ));
+}
+
+pub async fn idempotent_replay_returns_the_same_outcome<S: Backend>(fx: Fixture<S>) {
+    let mut request = claim("Mark works on Atlas", "Mark", "works_on", "Atlas");
+    request["idempotency_key"] = json!("req-1");
+    let first = write(&fx, &fx.actor, request.clone()).await;
+    let again = write(&fx, &fx.actor, request.clone()).await;
+    assert_eq!(again, first);
+    assert_eq!(
+        recall(&fx, &fx.actor, RecallQuery::default())
+            .await
+            .hits
+            .len(),
+        1
+    );
+    request["evidence"][0]["source"] = json!("mail");
+    let different: RememberRequest = serde_json::from_value(request).expect("json");
+    let err = fx
+        .memory
+        .remember_request(&fx.actor, different)
+        .await
+        .expect_err("same key, different request");
+    assert!(matches!(err, ServiceError::Store(StoreError::Conflict(_))));
+}
+
+pub async fn one_bad_item_rejects_the_whole_request<S: Backend>(fx: Fixture<S>) {
+    let mut request = claim("Mark works on Atlas", "Mark", "works_on", "Atlas");
+    request["evidence"]
+        .as_array_mut()
+        .expect("array")
+        .push(json!({"content": "fine"}));
+    request["relationships"][0]["supports"][0]["end"] = json!(500);
+    let request: RememberRequest = serde_json::from_value(request).expect("json");
+    let err = fx
+        .memory
+        .remember_request(&fx.actor, request)
+        .await
+        .expect_err("span past the text");
+    let ServiceError::Store(StoreError::Invalid(invalid)) = err else {
+        panic!("want a validation error, got {err}");
+    };
+    assert_eq!(invalid.field, "relationships[0].supports[0].end");
+    want_empty(
+        &recall(&fx, &fx.actor, RecallQuery::default()).await.hits,
+        "nothing stored",
+    );
+}
+
+pub async fn forget_erases_private_evidence_and_what_derives_only_from_it<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let mut request = claim("Mark works on Atlas", "Mark", "works_on", "Atlas");
+    request["evidence"][0]["space"] = json!("private");
+    let outcome = write(&fx, &fx.actor, request).await;
+    let (evidence, relationship) = (
+        outcome.evidence[0].evidence_id,
+        outcome.relationships[0].relationship_id,
+    );
+    fx.memory
+        .forget(&fx.actor, vec![evidence])
+        .await
+        .expect("forget");
+    let tombstone = fx.store.get(&fx.actor, evidence).await.expect("tombstone");
+    assert_eq!(tombstone.state, LifecycleState::Erased);
+    assert_eq!(tombstone.content, "");
+    want_empty(
+        &recall(&fx, &fx.actor, RecallQuery::text("Atlas"))
+            .await
+            .hits,
+        "erased",
+    );
+    let gone = fx
+        .memory
+        .trace(&fx.actor, relationship, GraphView::default())
+        .await
+        .expect_err("derived only from erased evidence");
+    assert!(matches!(
+        gone,
+        ServiceError::Store(StoreError::RelationshipNotFound { .. })
+    ));
+    let team = fx.remember("team-wide note").await;
+    let refused = fx
+        .memory
+        .forget(&fx.actor, vec![team.id])
+        .await
+        .expect_err("team evidence");
+    assert!(matches!(
+        refused,
+        ServiceError::Store(StoreError::NotPermitted { .. })
+    ));
+}
+
+pub async fn known_at_reads_the_past_from_the_logs<S: Backend>(fx: Fixture<S>) {
+    let outcome = write(
+        &fx,
+        &fx.actor,
+        claim("Mark works on Atlas", "Mark", "works_on", "Atlas"),
+    )
+    .await;
+    let before: Timestamp = fx.clock.now();
+    fx.memory
+        .retract_evidence(&fx.actor, vec![outcome.evidence[0].evidence_id], None)
+        .await
+        .expect("retract");
+    let past = RecallQuery {
+        known_at: Some(before),
+        ..RecallQuery::text("Atlas")
+    };
+    let then = recall(&fx, &fx.actor, past).await;
+    assert_eq!(ids(&then.hits), vec![outcome.evidence[0].evidence_id]);
+    assert_eq!(path_ids(&then.discovery_paths).len(), 1);
+    want_empty(
+        &recall(&fx, &fx.actor, RecallQuery::text("Atlas"))
+            .await
+            .hits,
+        "now",
+    );
+    let r = outcome.relationships[0].relationship_id;
+    let view = GraphView {
+        known_at: Some(before),
+        valid_at: None,
+    };
+    let traced_then = fx
+        .memory
+        .trace(&fx.actor, r, view)
+        .await
+        .expect("trace then");
+    assert_eq!(traced_then.relationship.status, RelationshipStatus::Active);
+    assert_eq!(traced_then.transitions.len(), 1);
+    let before_it = GraphView {
+        known_at: Some(START),
+        valid_at: None,
+    };
+    assert!(
+        fx.memory.trace(&fx.actor, r, before_it).await.is_err(),
+        "not yet known"
+    );
+}
+
+pub async fn valid_at_selects_relationships_by_validity<S: Backend>(fx: Fixture<S>) {
+    let mut request = claim("Ana chaired Atlas", "Ana", "chaired", "Atlas");
+    request["relationships"][0]["valid_from"] = json!("2020-01-01");
+    request["relationships"][0]["valid_to"] = json!("2021-01-01");
+    write(&fx, &fx.actor, request).await;
+    let at = |day: &str| RecallQuery {
+        valid_at: Some(Timestamp::parse("valid_at", day).expect("date")),
+        ..RecallQuery::text("Ana")
+    };
+    assert_eq!(
+        path_ids(
+            &recall(&fx, &fx.actor, at("2020-06-01"))
+                .await
+                .discovery_paths
+        )
+        .len(),
+        1
+    );
+    assert!(path_ids(
+        &recall(&fx, &fx.actor, at("2022-06-01"))
+            .await
+            .discovery_paths
+    )
+    .is_empty());
+}
+
+pub async fn known_ids_are_not_returned_again<S: Backend>(fx: Fixture<S>) {
+    let outcome = write(
+        &fx,
+        &fx.actor,
+        claim("Mark works on Atlas", "Mark", "works_on", "Atlas"),
+    )
+    .await;
+    let other = fx.remember("Atlas launch notes").await;
+    let query = RecallQuery {
+        known_evidence_ids: vec![outcome.evidence[0].evidence_id],
+        known_relationship_ids: vec![outcome.relationships[0].relationship_id],
+        ..RecallQuery::text("Atlas")
+    };
+    let result = recall(&fx, &fx.actor, query).await;
+    want_set(&result.hits, &[&other], "the seen item is skipped");
+    assert!(
+        result.discovery_paths.is_empty(),
+        "the seen relationship is skipped"
+    );
+}
