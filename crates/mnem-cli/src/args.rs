@@ -66,8 +66,33 @@ pub struct Cli {
     #[arg(long, global = true, env = "MNEM_EMBED_DIMS", default_value_t = 1536)]
     pub embed_dims: usize,
 
+    /// An OpenAI-compatible chat endpoint (base URL without /v1) that must also judge
+    /// every relationship entailed before it is validated. Off when unset.
+    #[arg(long, global = true, env = "MNEM_VERIFIER_URL")]
+    pub verifier_url: Option<String>,
+
+    /// Chat model the verifier endpoint runs.
+    #[arg(
+        long,
+        global = true,
+        env = "MNEM_VERIFIER_MODEL",
+        default_value = "gpt-4o-mini"
+    )]
+    pub verifier_model: String,
+
+    /// The verifier's verdict counts only at or above this confidence.
+    #[arg(long, global = true, env = "MNEM_VERIFIER_THRESHOLD", default_value_t = mnem_core::graph::DEFAULT_MODEL_CONFIDENCE, value_parser = parse_confidence)]
+    pub verifier_threshold: f64,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+fn parse_confidence(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a number from 0 to 1")),
+    }
 }
 
 #[derive(Debug, Subcommand)]

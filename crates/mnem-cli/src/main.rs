@@ -14,7 +14,7 @@ use clap::Parser;
 use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::{NewEvidence, RecallQuery, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
-use mnem_service::{Memory, ServiceError};
+use mnem_service::{ChatVerifier, ChatVerifierConfig, Memory, ServiceError};
 use mnem_sqlite::SqliteStore;
 use mnem_store::{EvidenceStore, GraphStore, GraphView, StoreError, SystemClock};
 
@@ -140,7 +140,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
     match cli.command {
         Command::Remember(ref args) => {
-            let memory = Memory::open(store, embedder(&cli)?).await?;
+            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli);
             match remember_input {
                 Some(RememberInput::Request(request)) => {
                     let outcome = memory.remember_request(&actor, request).await?;
@@ -192,7 +192,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             render::traced(&memory.trace(&actor, args.id, view).await?, cli.json);
         }
         Command::Correct(ref args) => {
-            let memory = Memory::open(store, embedder(&cli)?).await?;
+            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli);
             let Some(correction) = correction else {
                 return Ok(());
             };
@@ -398,6 +398,22 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
         known_relationship_ids: args.known_relationships.clone(),
         expand_from_entity_ids: args.expand_from.clone(),
         path_limit: args.path_limit,
+    }
+}
+
+/// Adds the model verifier when `--verifier-url` is set (the key comes from
+/// `MNEM_VERIFIER_KEY`, never a flag, so it stays out of shell history).
+fn with_verifier(memory: Memory<SqliteStore>, cli: &Cli) -> Memory<SqliteStore> {
+    match &cli.verifier_url {
+        Some(url) => {
+            let verifier = ChatVerifier::new(ChatVerifierConfig {
+                base_url: url.clone(),
+                model: cli.verifier_model.clone(),
+                api_key: std::env::var("MNEM_VERIFIER_KEY").ok(),
+            });
+            memory.with_verifier(Arc::new(verifier), cli.verifier_threshold)
+        }
+        None => memory,
     }
 }
 

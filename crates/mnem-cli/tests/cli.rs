@@ -495,3 +495,120 @@ fn bench_reports_each_size_with_latency_per_path_store_size_and_peak_memory() {
         "no model asked for"
     );
 }
+
+/// Writes `body` to a file next to the store and returns its path.
+fn write_file(store: &Store, name: &str, body: &Value) -> String {
+    let path = store.path.with_file_name(name);
+    std::fs::write(&path, body.to_string()).expect("write request");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn structured_remember_then_paths_trace_correct_retract_and_forget() {
+    let store = Store::new();
+    let request = serde_json::json!({
+        "evidence": [
+            {"content": "Mark works on Atlas. Atlas uses Redis.", "source": "chat"},
+            {"content": "Atlas uses Valkey now", "source": "chat"},
+            {"content": "my private note on Atlas", "space": "private"}
+        ],
+        "relationships": [
+            {"subject": {"name": "Mark", "kind": "person"}, "predicate": "works_on",
+             "object": {"entity": {"name": "Atlas", "kind": "project"}},
+             "supports": [{"evidence": 0, "start": 0, "end": 19}]},
+            {"subject": {"name": "Atlas", "kind": "project"}, "predicate": "uses",
+             "object": {"entity": {"name": "Redis", "kind": "product"}},
+             "supports": [{"evidence": 0, "start": 21, "end": 38}]}
+        ]
+    });
+    let file = write_file(&store, "request.json", &request);
+    let outcome = store.json(&["--embedder", "none", "remember", "--file", &file]);
+    let uses = outcome["relationships"][1]["relationship_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(outcome["relationships"][1]["status"], "active");
+
+    let recalled = store.json(&["--embedder", "none", "recall", "Mark"]);
+    let paths = recalled["discovery_paths"].as_array().expect("paths");
+    assert!(!paths.is_empty(), "{recalled}");
+    assert!(recalled["guidance"]
+        .as_str()
+        .expect("guidance")
+        .contains("trace_memory"));
+
+    let trace = store.json(&["trace", &uses]);
+    assert_eq!(trace["supports"][0]["quote"], "Atlas uses Redis.");
+    assert_eq!(trace["relationship"]["version"], 1);
+
+    let valkey = outcome["evidence"][1]["evidence_id"].as_str().expect("id");
+    let correction = serde_json::json!({
+        "expected_version": 1,
+        "object": {"entity": {"name": "Valkey", "kind": "product"}},
+        "supports": [{"evidence_id": valkey, "start": 0, "end": 17}],
+        "reason": "migrated"
+    });
+    let file = write_file(&store, "correction.json", &correction);
+    let corrected = store.json(&["--embedder", "none", "correct", &uses, "--file", &file]);
+    assert_eq!(corrected["status"], "active");
+    let old = store.json(&["trace", &uses]);
+    assert_eq!(old["relationship"]["status"], "superseded");
+    assert_eq!(
+        old["superseded_by"][0]["relationship_id"],
+        corrected["relationship_id"]
+    );
+    let stale = store.run(&["--embedder", "none", "correct", &uses, "--file", &file]);
+    assert_eq!(
+        stale.status.code(),
+        Some(2),
+        "a stale version is the caller's to fix"
+    );
+
+    let chat = outcome["evidence"][0]["evidence_id"].as_str().expect("id");
+    store.ok(&["retract", chat, "--reason", "outdated"]);
+    let after = store.json(&["trace", &uses]);
+    assert_eq!(after["supports"][0]["effective"], false);
+
+    let private = outcome["evidence"][2]["evidence_id"].as_str().expect("id");
+    let refused = store.run(&["forget", chat]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "team evidence is retracted, not erased"
+    );
+    store.ok(&["forget", private]);
+    let shown = store.json(&["show", private]);
+    assert_eq!(shown["evidence"]["state"], "erased");
+    assert_eq!(shown["evidence"]["content"], "");
+}
+
+#[test]
+fn bad_structured_requests_name_the_item_and_field_and_write_nothing() {
+    let store = Store::new();
+    let cases: &[(Value, &str)] = &[
+        (
+            serde_json::json!({"evidence": [{"content": "Mark works on Atlas"}],
+             "relationships": [{"subject": {"name": "Mark"}, "predicate": "works_on",
+               "object": {"entity": {"name": "Atlas"}},
+               "supports": [{"evidence": 0, "start": 0, "end": 99}]}]}),
+            "relationships[0].supports[0].end",
+        ),
+        (
+            serde_json::json!({"evidence": [{"content": "x", "authority": "very"}]}),
+            "evidence[0].authority",
+        ),
+        (
+            serde_json::json!({"evidence": [{"content": "x", "colour": "red"}]}),
+            "unknown field `colour`",
+        ),
+        (serde_json::json!({"evidence": []}), "evidence"),
+    ];
+    for (i, (body, field)) in cases.iter().enumerate() {
+        let file = write_file(&store, &format!("bad{i}.json"), body);
+        let out = store.run(&["--embedder", "none", "remember", "--file", &file]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {stderr}");
+        assert!(stderr.contains(field), "{body} names {field}: {stderr}");
+    }
+    assert!(!store.path.exists(), "bad input never creates the store");
+}

@@ -23,8 +23,6 @@ pub struct ChatVerifierConfig {
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
-    /// Model verdicts below this confidence count as insufficient.
-    pub threshold: f64,
 }
 
 pub struct ChatVerifier {
@@ -39,10 +37,6 @@ impl ChatVerifier {
             .build()
             .into();
         Self { config, agent }
-    }
-
-    pub fn threshold(&self) -> f64 {
-        self.config.threshold
     }
 }
 

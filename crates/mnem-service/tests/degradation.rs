@@ -4,12 +4,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{clock, store_with_note};
+use common::{clock, stand_in_endpoint, store_with_note};
 use mnem_conformance::vector_cases::builtin;
 use mnem_core::{NewEvidence, RecallQuery, Timestamp, DEFAULT_PROFILE};
 use mnem_embed::{Embedder, OpenAiCompatible, OpenAiConfig};
@@ -157,45 +156,16 @@ async fn background_worker_embeds_new_writes() {
     assert_eq!(current, 1, "the worker embedded the write");
 }
 
-/// Serves one `/v1/embeddings` request with fixed vectors, answering out of order (the
-/// API allows it), and returns the request body it received.
-fn fake_openai_endpoint(vectors: Vec<Vec<f32>>) -> (String, std::thread::JoinHandle<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let data: Vec<serde_json::Value> = vectors
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(index, v)| serde_json::json!({ "index": index, "embedding": v }))
-            .collect();
-        let response = serde_json::json!({ "data": data }).to_string();
-        let mut stream = stream;
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-            response.len(),
-            response
-        )
-        .unwrap();
-        String::from_utf8(body).unwrap()
-    });
-    (url, handle)
+/// A stand-in `/v1/embeddings` with fixed vectors, answering out of order (the API
+/// allows it).
+fn fake_openai_endpoint(vectors: Vec<Vec<f32>>) -> (String, Arc<Mutex<Vec<String>>>) {
+    let data: Vec<serde_json::Value> = vectors
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(index, v)| serde_json::json!({ "index": index, "embedding": v }))
+        .collect();
+    stand_in_endpoint(serde_json::json!({ "data": data }).to_string())
 }
 
 #[test]
@@ -209,7 +179,7 @@ fn fake_openai_endpoint_vectors_come_back_in_input_order_and_normalised() {
     });
     let vectors = provider.embed(&["first", "second"]).unwrap();
     assert_eq!(vectors, vec![vec![0.6, 0.8], vec![0.0, 1.0]]);
-    let request: serde_json::Value = serde_json::from_str(&server.join().unwrap()).unwrap();
+    let request: serde_json::Value = serde_json::from_str(&server.lock().unwrap()[0]).unwrap();
     assert_eq!(request["model"], "test-model");
     assert_eq!(request["input"], serde_json::json!(["first", "second"]));
     assert_eq!(provider.contract().provider, "openai-compatible");
@@ -225,5 +195,5 @@ fn fake_openai_endpoint_wrong_width_is_refused() {
         api_key: None,
     });
     assert!(provider.embed(&["x"]).is_err());
-    server.join().unwrap();
+    assert_eq!(server.lock().unwrap().len(), 1);
 }
