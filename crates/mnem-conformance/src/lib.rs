@@ -100,6 +100,7 @@ macro_rules! conformance_suite {
                 writes_are_searchable_before_their_vectors_exist,
                 vector_branch_applies_every_eligibility_rule,
                 vectors_under_another_contract_are_never_used,
+                relationship_meaning_seeds_discovery_without_shared_words,
             );
         }
     };

@@ -144,3 +144,46 @@ pub async fn vectors_under_another_contract_are_never_used<S: Backend>(fx: Fixtu
     let after = switched.recall(&fx.actor, query).await.expect("recall");
     want_set(&after.hits, &[&cat], "re-embedded under the new contract");
 }
+
+/// Discovery by meaning: a question sharing no word with a claim still starts a path
+/// from it (through the claim's and its entities' discovery documents), an unrelated one
+/// does not — and neither puts anything into the evidence results.
+pub async fn relationship_meaning_seeds_discovery_without_shared_words<S: Backend>(fx: Fixture<S>) {
+    let request: mnem_core::graph::RememberRequest = serde_json::from_value(serde_json::json!({
+        "evidence": [{"content": "Ana manages the billing service."}],
+        "relationships": [{
+            "subject": {"name": "Ana", "kind": "person"}, "predicate": "manages",
+            "object": {"entity": {"name": "billing service", "kind": "product"}},
+            "supports": [{"evidence": 0, "start": 0, "end": 32}]
+        }]
+    }))
+    .expect("request");
+    let outcome = fx
+        .memory
+        .remember_request(&fx.actor, request)
+        .await
+        .expect("remember");
+    fx.embed_pending().await;
+    let seen = vec![outcome.evidence[0].evidence_id];
+    let ask = |text: &str| RecallQuery {
+        known_evidence_ids: seen.clone(),
+        ..RecallQuery::text(text)
+    };
+    let related = fx
+        .memory
+        .recall(&fx.actor, ask("who is responsible for invoicing"))
+        .await;
+    let related = related.expect("recall");
+    want_empty(&related.hits, "discovery adds no results");
+    let found: Vec<_> = related
+        .discovery_paths
+        .iter()
+        .flat_map(|p| p.relationships.iter().map(|e| e.relationship_id))
+        .collect();
+    assert_eq!(found, vec![outcome.relationships[0].relationship_id]);
+    let unrelated = fx
+        .memory
+        .recall(&fx.actor, ask("what is the weather"))
+        .await;
+    assert!(unrelated.expect("recall").discovery_paths.is_empty());
+}

@@ -302,7 +302,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     }
 
     /// The discovery frontier of a recall (SPEC §2 step 8), after its results are fixed:
-    /// seeds from entity names in the query and `expand_from_entity_ids`, one bounded hop
+    /// seeds from entity names in the query, `expand_from_entity_ids` and entity or
+    /// relationship documents near the query embedding, one bounded hop
     /// from each, a second from non-hub neighbours while time allows, and relationships
     /// supported by the returned evidence; then the core chooses the paths.
     pub(crate) async fn discover(
@@ -310,6 +311,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         actor: &Actor,
         query: &mnem_core::RecallQuery,
         hits: &[RecallHit],
+        query_vector: Option<&[f32]>,
     ) -> Result<Vec<DiscoveryPath>> {
         let wants_paths = query.path_limit > 0
             && (!query.query.is_empty() || !query.expand_from_entity_ids.is_empty());
@@ -326,17 +328,37 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .store
             .entities_named(actor, name_candidates(&query.query))
             .await?;
+        // Seeds by meaning use the recall's one query embedding, when it has one.
+        let by_meaning = match (query_vector, &self.embedder) {
+            (Some(vector), Some(embedder)) => {
+                self.store
+                    .graph_vector_seeds(
+                        actor,
+                        vector,
+                        embedder.contract(),
+                        view,
+                        limits.min_seed_similarity,
+                        limits.max_seeds,
+                    )
+                    .await?
+            }
+            _ => Vec::new(),
+        };
+        let exact = named
+            .into_iter()
+            .map(|(entity_id, _)| entity_id)
+            .chain(query.expand_from_entity_ids.iter().copied());
         let seeds = bounded_seeds(
-            named
-                .into_iter()
-                .map(|(entity_id, _)| Seed {
+            exact
+                .map(|entity_id| Seed {
                     entity_id,
                     weight: 1.0,
                 })
-                .chain(query.expand_from_entity_ids.iter().map(|&entity_id| Seed {
-                    entity_id,
-                    weight: 1.0,
-                }))
+                .chain(
+                    by_meaning
+                        .into_iter()
+                        .map(|(entity_id, weight)| Seed { entity_id, weight }),
+                )
                 .collect(),
             &limits,
         );

@@ -242,7 +242,9 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         let hits = rank(branches, &plan, actor, &self.profile);
         // Discovery runs only now, on fixed results: it cannot move evidence.
         let discovery_started = Instant::now();
-        let discovery_paths = self.discover(actor, &plan.query, &hits).await?;
+        let discovery_paths = self
+            .discover(actor, &plan.query, &hits, query_vector.as_deref())
+            .await?;
         Ok(Recall {
             hits,
             degraded,

@@ -274,7 +274,7 @@ pub fn vector(
 }
 
 /// Dot product of a query vector with a stored little-endian f32 vector.
-fn dot_blob(query: &[f32], blob: &[u8]) -> f32 {
+pub(crate) fn dot_blob(query: &[f32], blob: &[u8]) -> f32 {
     if blob.len() != query.len() * 4 {
         return f32::NEG_INFINITY; // a vector of another width never matches
     }

@@ -329,6 +329,24 @@ impl GraphStore for SqliteStore {
             .await
     }
 
+    async fn graph_vector_seeds(
+        &self,
+        actor: &Actor,
+        vector: &[f32],
+        contract: &EmbeddingContract,
+        view: GraphView,
+        min_similarity: f64,
+        limit: usize,
+    ) -> Result<Vec<(EntityId, f64)>> {
+        let actor = *actor;
+        let vector = vector.to_vec();
+        let key = contract.key();
+        self.with_conn(move |conn| {
+            graph::graph_vector_seeds(conn, &actor, &vector, &key, &view, min_similarity, limit)
+        })
+        .await
+    }
+
     async fn edges_supported_by(
         &self,
         actor: &Actor,

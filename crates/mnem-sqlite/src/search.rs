@@ -2,8 +2,10 @@
 //! vectors, and branch-degradation records. Nothing here is authoritative: a lost vector
 //! is re-made from evidence.
 
-use mnem_core::{EmbeddingContract, EvidenceId, TeamId, Timestamp};
-use mnem_store::{Degradation, PendingDocument, Result, SearchFreshness, StoreError};
+use mnem_core::{EmbeddingContract, EntityId, EvidenceId, RelationshipId, TeamId, Timestamp};
+use mnem_store::{
+    Degradation, DocumentTarget, PendingDocument, Result, SearchFreshness, StoreError,
+};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::rows::UuidBytes;
@@ -53,13 +55,18 @@ pub fn activate_contract(tx: &Transaction<'_>, contract: &EmbeddingContract) -> 
 
 pub fn reindex(tx: &Transaction<'_>, contract: &EmbeddingContract, now: Timestamp) -> Result<u64> {
     set_meta(tx, CONTRACT_KEY, contract)?;
-    let queued = tx
-        .execute(
-            "UPDATE search_documents SET state = 'pending', attempts = 0, last_error = NULL, \
-             enqueued_at = ?1, updated_at = ?1",
-            params![now.as_micros()],
-        )
-        .db()?;
+    let mut queued = 0;
+    for table in ["search_documents", "graph_documents"] {
+        queued += tx
+            .execute(
+                &format!(
+                    "UPDATE {table} SET state = 'pending', attempts = 0, last_error = NULL, \
+                     enqueued_at = ?1, updated_at = ?1"
+                ),
+                params![now.as_micros()],
+            )
+            .db()?;
+    }
     Ok(queued as u64)
 }
 
@@ -84,19 +91,73 @@ pub fn pending_documents(conn: &Connection, limit: usize) -> Result<Vec<PendingD
              ORDER BY sd.enqueued_at, sd.doc LIMIT ?1",
         )
         .db()?;
-    let rows = stmt
+    let mut documents = stmt
         .query_map(params![limit as i64], |row| {
             Ok(PendingDocument {
                 team: TeamId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
-                id: EvidenceId::from_bytes(row.get::<_, UuidBytes>(1)?.0),
+                target: DocumentTarget::Evidence(EvidenceId::from_bytes(
+                    row.get::<_, UuidBytes>(1)?.0,
+                )),
                 text: row.get(2)?,
             })
         })
+        .db()?
+        .collect::<rusqlite::Result<Vec<_>>>()
         .db()?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().db()
+    let room = limit.saturating_sub(documents.len());
+    if room > 0 {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT team_id, target_kind, target_id, text FROM graph_documents \
+                 WHERE state = 'pending' ORDER BY enqueued_at, doc LIMIT ?1",
+            )
+            .db()?;
+        let graph = stmt
+            .query_map(params![room as i64], |row| {
+                let kind: String = row.get(1)?;
+                let id = row.get::<_, UuidBytes>(2)?.0;
+                let target = if kind == ENTITY_DOCUMENT {
+                    DocumentTarget::Entity(EntityId::from_bytes(id))
+                } else {
+                    DocumentTarget::Relationship(RelationshipId::from_bytes(id))
+                };
+                Ok(PendingDocument {
+                    team: TeamId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+                    target,
+                    text: row.get(3)?,
+                })
+            })
+            .db()?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .db()?;
+        documents.extend(graph);
+    }
+    Ok(documents)
 }
 
-const DOC_OF: &str = "(SELECT doc FROM evidence WHERE team_id = ?1 AND evidence_id = ?2)";
+pub const ENTITY_DOCUMENT: &str = "entity";
+pub const RELATIONSHIP_DOCUMENT: &str = "relationship";
+
+const EVIDENCE_DOC: &str = "(SELECT doc FROM evidence WHERE team_id = ?1 AND evidence_id = ?2)";
+
+/// Where a pending document's outcome is written: its table, and a condition on
+/// ?1 = team and ?2 = id (the target kind is one of this module's constants, never input).
+fn document_row(target: &DocumentTarget) -> (&'static str, String, [u8; 16]) {
+    let graph = |kind: &str| format!("team_id = ?1 AND target_id = ?2 AND target_kind = '{kind}'");
+    match target {
+        DocumentTarget::Evidence(id) => (
+            "search_documents",
+            format!("doc = {EVIDENCE_DOC}"),
+            *id.as_bytes(),
+        ),
+        DocumentTarget::Entity(id) => ("graph_documents", graph(ENTITY_DOCUMENT), *id.as_bytes()),
+        DocumentTarget::Relationship(id) => (
+            "graph_documents",
+            graph(RELATIONSHIP_DOCUMENT),
+            *id.as_bytes(),
+        ),
+    }
+}
 
 pub fn store_vectors(
     tx: &Transaction<'_>,
@@ -105,23 +166,16 @@ pub fn store_vectors(
     now: Timestamp,
 ) -> Result<()> {
     let key = contract.key();
-    let mut update = tx
-        .prepare_cached(&format!(
-            "UPDATE search_documents SET state = 'current', contract = ?3, vector = ?4, \
-             last_error = NULL, updated_at = ?5 WHERE doc = {DOC_OF}"
-        ))
-        .db()?;
     for (doc, vector) in vectors {
+        let (table, condition, id) = document_row(&doc.target);
         let blob: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-        update
-            .execute(params![
-                doc.team.as_bytes(),
-                doc.id.as_bytes(),
-                key,
-                blob,
-                now.as_micros()
-            ])
-            .db()?;
+        tx.prepare_cached(&format!(
+            "UPDATE {table} SET state = 'current', contract = ?3, vector = ?4, \
+             last_error = NULL, updated_at = ?5 WHERE {condition}"
+        ))
+        .db()?
+        .execute(params![doc.team.as_bytes(), id, key, blob, now.as_micros()])
+        .db()?;
     }
     Ok(())
 }
@@ -132,25 +186,45 @@ pub fn record_failures(
     max_attempts: u32,
     now: Timestamp,
 ) -> Result<()> {
-    let mut update = tx
-        .prepare_cached(&format!(
-            "UPDATE search_documents SET attempts = attempts + 1, last_error = ?3, \
-             updated_at = ?4, \
-             state = CASE WHEN attempts + 1 >= ?5 THEN 'failed' ELSE 'pending' END \
-             WHERE doc = {DOC_OF}"
-        ))
-        .db()?;
     for (doc, error) in failures {
-        update
-            .execute(params![
-                doc.team.as_bytes(),
-                doc.id.as_bytes(),
-                error,
-                now.as_micros(),
-                max_attempts
-            ])
-            .db()?;
+        let (table, condition, id) = document_row(&doc.target);
+        tx.prepare_cached(&format!(
+            "UPDATE {table} SET attempts = attempts + 1, last_error = ?3, updated_at = ?4, \
+             state = CASE WHEN attempts + 1 >= ?5 THEN 'failed' ELSE 'pending' END \
+             WHERE {condition}"
+        ))
+        .db()?
+        .execute(params![
+            doc.team.as_bytes(),
+            id,
+            error,
+            now.as_micros(),
+            max_attempts
+        ])
+        .db()?;
     }
+    Ok(())
+}
+
+/// Queues (or re-queues, when its text changed) a discovery document.
+pub fn enqueue_graph_document(
+    tx: &Transaction<'_>,
+    team: TeamId,
+    kind: &str,
+    id: &[u8; 16],
+    text: &str,
+    now: Timestamp,
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO graph_documents (team_id, target_kind, target_id, text, state, \
+         enqueued_at, updated_at) VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5) \
+         ON CONFLICT (team_id, target_kind, target_id) DO UPDATE SET text = excluded.text, \
+         state = 'pending', attempts = 0, last_error = NULL, enqueued_at = excluded.enqueued_at, \
+         updated_at = excluded.updated_at WHERE graph_documents.text <> excluded.text",
+    )
+    .db()?
+    .execute(params![team.as_bytes(), kind, id, text, now.as_micros()])
+    .db()?;
     Ok(())
 }
 

@@ -238,6 +238,20 @@ pub trait GraphStore: EvidenceStore {
         fanout: usize,
     ) -> impl Future<Output = Result<Vec<Adjacency>>> + Send;
 
+    /// Discovery seeds by meaning: entities whose document, or whose discoverable
+    /// relationships' documents, have a current vector under `contract` with cosine
+    /// similarity at least `min_similarity` to `vector`; the best `limit` entities with
+    /// their best similarity, best first.
+    fn graph_vector_seeds(
+        &self,
+        actor: &Actor,
+        vector: &[f32],
+        contract: &EmbeddingContract,
+        view: GraphView,
+        min_similarity: f64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<(EntityId, f64)>>> + Send;
+
     /// Discoverable relationships supported by any of `evidence`, at most `limit`.
     fn edges_supported_by(
         &self,
@@ -248,11 +262,21 @@ pub trait GraphStore: EvidenceStore {
     ) -> impl Future<Output = Result<Vec<GraphEdge>>> + Send;
 }
 
+/// What a search document is derived from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DocumentTarget {
+    Evidence(EvidenceId),
+    /// Discovery only: an entity's names.
+    Entity(EntityId),
+    /// Discovery only: a relationship's endpoints and predicate (no evidence text).
+    Relationship(RelationshipId),
+}
+
 /// A document waiting for its vector.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingDocument {
     pub team: TeamId,
-    pub id: EvidenceId,
+    pub target: DocumentTarget,
     pub text: String,
 }
 
@@ -290,7 +314,8 @@ pub trait SearchIndex: Send + Sync {
     /// many were queued. Old vectors stay unused until replaced.
     fn reindex(&self, contract: &EmbeddingContract) -> impl Future<Output = Result<u64>> + Send;
 
-    /// Up to `limit` pending documents of current evidence, oldest first.
+    /// Up to `limit` pending documents, oldest first: evidence (current only) before the
+    /// discovery documents of entities and relationships.
     fn pending_documents(
         &self,
         limit: usize,

@@ -16,6 +16,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, Connection};
 
 use crate::rows::{parsed, UuidBytes};
+use crate::search;
 use crate::DbResult;
 
 /// How far trace follows a chain of corrections in each direction.
@@ -371,4 +372,75 @@ pub fn edges_supported_by(
     )
     .db()?;
     read::edges(conn, actor, view, found).db()
+}
+
+/// Entities near `vector` by their own documents or their discoverable relationships'
+/// (exact scan over the team's current discovery vectors), best similarity per entity.
+pub fn graph_vector_seeds(
+    conn: &Connection,
+    actor: &Actor,
+    vector: &[f32],
+    contract_key: &str,
+    view: &GraphView,
+    min_similarity: f64,
+    limit: usize,
+) -> Result<Vec<(EntityId, f64)>> {
+    let sql = format!(
+        "SELECT g.target_kind, g.target_id, g.vector FROM graph_documents g \
+         WHERE g.team_id = ?1 AND g.state = 'current' AND g.contract = ?2 \
+         AND (g.target_kind = '{entity}' OR g.target_id IN \
+              (SELECT r.relationship_id FROM relationships r WHERE r.team_id = ?1{eligible}))",
+        entity = search::ENTITY_DOCUMENT,
+        eligible = read::discoverable_condition(view),
+    );
+    let mut stmt = conn.prepare_cached(&sql).db()?;
+    let mut rows = stmt
+        .query(params![actor.team.as_bytes(), contract_key])
+        .db()?;
+    let mut entities: Vec<(EntityId, f64)> = Vec::new();
+    let mut relationships: Vec<(RelationshipId, f64)> = Vec::new();
+    while let Some(row) = rows.next().db()? {
+        let kind: String = row.get(0).db()?;
+        let id = row.get::<_, UuidBytes>(1).db()?.0;
+        let blob = row
+            .get_ref(2)
+            .db()?
+            .as_blob()
+            .map_err(StoreError::backend)?;
+        let similarity = f64::from(crate::candidates::dot_blob(vector, blob));
+        if similarity < min_similarity {
+            continue;
+        }
+        if kind == search::ENTITY_DOCUMENT {
+            entities.push((EntityId::from_bytes(id), similarity));
+        } else {
+            relationships.push((RelationshipId::from_bytes(id), similarity));
+        }
+    }
+    let mut endpoints = conn
+        .prepare_cached(
+            "SELECT subject_entity_id, object_entity_id FROM relationships \
+             WHERE team_id = ?1 AND relationship_id = ?2",
+        )
+        .db()?;
+    for (id, similarity) in relationships {
+        let (subject, object) = endpoints
+            .query_row(params![actor.team.as_bytes(), id.as_bytes()], |row| {
+                Ok((
+                    row.get::<_, UuidBytes>(0)?,
+                    row.get::<_, Option<UuidBytes>>(1)?,
+                ))
+            })
+            .db()?;
+        entities.push((EntityId::from_bytes(subject.0), similarity));
+        if let Some(object) = object {
+            entities.push((EntityId::from_bytes(object.0), similarity));
+        }
+    }
+    // Best similarity per entity, best first, ties by id.
+    entities.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut seen = std::collections::HashSet::new();
+    entities.retain(|(id, _)| seen.insert(*id));
+    entities.truncate(limit);
+    Ok(entities)
 }

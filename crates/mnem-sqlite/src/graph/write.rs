@@ -5,8 +5,8 @@
 use mnem_core::graph::{
     char_span, initial_standing, recomputed_standing, semantic_group_key, single_valued_conflicts,
     CitedEvidence, ConflictAction, EntityRef, EntitySummary, EvidenceOutcome, ObjectSummary,
-    ProposedObject, RelationshipOutcome, RelationshipStatus, RememberOutcome, Rival, Standing,
-    SupportStanding, Tier,
+    Polarity, ProposedObject, RelationshipOutcome, RelationshipStatus, RememberOutcome, Rival,
+    Standing, SupportStanding, Tier,
 };
 use mnem_core::{
     Actor, EntityId, Evidence, EvidenceId, LifecycleState, ProfileId, RelationshipId, Space,
@@ -20,6 +20,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::read;
 use crate::rows::UuidBytes;
+use crate::search;
 use crate::{append_event, insert_evidence, visible_evidence, DbResult};
 
 /// The stored outcome for an idempotency key, or `Conflict` when the key was used for a
@@ -462,10 +463,12 @@ fn resolve_entity(
             )
             .db()?;
             add_aliases(tx, actor, summary.entity_id, entity, true)?;
+            enqueue_entity_document(tx, actor, summary.entity_id, now)?;
             Ok((summary, false))
         }
         1 => {
             add_aliases(tx, actor, matches[0].entity_id, entity, false)?;
+            enqueue_entity_document(tx, actor, matches[0].entity_id, now)?;
             Ok((matches[0].clone(), false))
         }
         _ => Ok((matches[0].clone(), true)),
@@ -492,6 +495,51 @@ fn add_aliases(
             .db()?;
     }
     Ok(())
+}
+
+/// An entity's discovery document: its name, kind and aliases (re-queued only when
+/// that text changes).
+fn enqueue_entity_document(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: EntityId,
+    now: Timestamp,
+) -> Result<()> {
+    let (name, kind): (String, String) = tx
+        .query_row(
+            "SELECT name, kind FROM entities WHERE team_id = ?1 AND entity_id = ?2",
+            params![actor.team.as_bytes(), id.as_bytes()],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .db()?;
+    let mut stmt = tx
+        .prepare_cached(
+            "SELECT alias FROM entity_aliases WHERE team_id = ?1 AND entity_id = ?2 \
+             ORDER BY alias_key",
+        )
+        .db()?;
+    let aliases: Vec<String> = stmt
+        .query_map(params![actor.team.as_bytes(), id.as_bytes()], |row| {
+            row.get(0)
+        })
+        .db()?
+        .collect::<rusqlite::Result<Vec<String>>>()
+        .db()?
+        .into_iter()
+        .filter(|alias| *alias != name)
+        .collect();
+    let mut text = format!("{name} ({kind})");
+    if !aliases.is_empty() {
+        text.push_str(&format!(", also called {}", aliases.join(", ")));
+    }
+    search::enqueue_graph_document(
+        tx,
+        actor.team,
+        search::ENTITY_DOCUMENT,
+        id.as_bytes(),
+        &text,
+        now,
+    )
 }
 
 /// What a relationship write is attached to.
@@ -647,6 +695,24 @@ pub fn write_relationship(
             .db()?;
     }
     append_transition(tx, actor, id, None, standing, written.reason, now)?;
+    let negation = match proposal.polarity {
+        Polarity::Positive => "",
+        Polarity::Negative => "not ",
+    };
+    let document = format!(
+        "{} {negation}{} {}",
+        subject.name,
+        proposal.predicate_surface,
+        object.display()
+    );
+    search::enqueue_graph_document(
+        tx,
+        actor.team,
+        search::RELATIONSHIP_DOCUMENT,
+        id.as_bytes(),
+        &document,
+        now,
+    )?;
 
     let mut status = standing.status;
     if status == RelationshipStatus::Active && is_single_valued(tx, actor, &proposal.predicate)? {
@@ -922,6 +988,11 @@ fn erase_relationship(
         "INSERT INTO relationship_erasures (team_id, relationship_id, erased_at) \
          VALUES (?1, ?2, ?3)",
         params![team, id.as_bytes(), at.as_micros()],
+    )
+    .db()?;
+    tx.execute(
+        "DELETE FROM graph_documents WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
+        params![team, search::RELATIONSHIP_DOCUMENT, id.as_bytes()],
     )
     .db()?;
     for table in [
