@@ -172,6 +172,16 @@ pub struct BenchCommand {
     /// Seed of the synthetic corpus: the same seed writes the same corpus.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Measure discovery paths instead: recall latency with paths off and on over a
+    /// synthetic graph (the --graph-* sizes; --sizes and --teams do not apply).
+    #[arg(long)]
+    pub graph: bool,
+    #[arg(long, default_value_t = 10_000, requires = "graph")]
+    pub graph_evidence: usize,
+    #[arg(long, default_value_t = 20_000, requires = "graph")]
+    pub graph_relationships: usize,
+    #[arg(long, default_value_t = 2_000, requires = "graph")]
+    pub graph_entities: usize,
 }
 
 #[derive(Debug, Args)]

@@ -226,6 +226,23 @@ async fn bench(
     model: Option<Arc<dyn Embedder>>,
     json: bool,
 ) -> Result<(), Failure> {
+    if args.graph {
+        let options = mnem_eval::graph_bench::GraphBenchOptions {
+            evidence: args.graph_evidence,
+            relationships: args.graph_relationships,
+            entities: args.graph_entities,
+            queries: args.queries as usize,
+            seed: args.seed,
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        };
+        let report = mnem_eval::graph_bench::run(&options)
+            .await
+            .map_err(|e| match e {
+                mnem_eval::EvalError::Bench(reason) => Failure::Input(reason),
+                other => Failure::Runtime(other.to_string()),
+            })?;
+        return print_report(json, &report, || report.table());
+    }
     if args.sizes.contains(&0) {
         return Err(Failure::Input(
             "sizes: every size must be at least 1".into(),

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod cache;
 pub mod dataset;
 mod error;
+pub mod graph_bench;
 pub mod hashing;
 pub mod locomo;
 pub mod longmemeval;

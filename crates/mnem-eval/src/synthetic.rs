@@ -24,7 +24,7 @@ const SYLLABLES: &[&str] = &[
 
 /// The word of a frequency rank: its digits in base 30, one syllable each, so every word
 /// is distinct and frequent words are short, as in natural language.
-fn spell(rank: usize) -> String {
+pub(crate) fn spell(rank: usize) -> String {
     let mut word = String::new();
     let mut n = rank;
     loop {

@@ -329,6 +329,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .entities_named(actor, name_candidates(&query.query))
             .await?;
         // Seeds by meaning use the recall's one query embedding, when it has one.
+        let named_at = started.elapsed();
         let by_meaning = match (query_vector, &self.embedder) {
             (Some(vector), Some(embedder)) => {
                 self.store
@@ -363,6 +364,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             &limits,
         );
         let returned: Vec<EvidenceId> = hits.iter().map(|h| h.evidence.id).collect();
+        let seeded_at = started.elapsed();
         let mut frontier = Frontier {
             first_hop: self
                 .store
@@ -380,13 +382,22 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             seeds,
             second_hop: Vec::new(),
         };
-        if started.elapsed() < DISCOVERY_TIME_BUDGET {
+        let first_hop_at = started.elapsed();
+        if first_hop_at < DISCOVERY_TIME_BUDGET {
             let next = second_hop_entities(&frontier.seeds, &frontier.first_hop, &limits);
             frontier.second_hop = self
                 .store
                 .adjacency(actor, next, view, limits.fanout)
                 .await?;
         }
+        tracing::debug!(
+            seeds = frontier.seeds.len(),
+            named_ms = named_at.as_secs_f64() * 1e3,
+            seeded_ms = seeded_at.as_secs_f64() * 1e3,
+            first_hop_ms = first_hop_at.as_secs_f64() * 1e3,
+            frontier_ms = started.elapsed().as_secs_f64() * 1e3,
+            "discovery frontier read"
+        );
         let terms = query.terms();
         Ok(select_paths(
             &frontier,

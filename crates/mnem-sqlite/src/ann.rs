@@ -44,10 +44,21 @@ struct TeamGraph {
 /// One graph per team and embedding-contract key.
 type GraphKey = (TeamId, String);
 
-/// The graphs of one store (shared by its clones).
-#[derive(Default)]
+/// The graphs of one store over one derived-document table (shared by its clones).
 pub struct AnnIndexes {
+    /// `search_documents` (evidence) or `graph_documents` (discovery): both have `doc`,
+    /// `team_id`, `contract`, `state`, `vector` and `updated_at`.
+    table: &'static str,
     graphs: Mutex<HashMap<GraphKey, Arc<Mutex<TeamGraph>>>>,
+}
+
+impl AnnIndexes {
+    pub fn over(table: &'static str) -> Self {
+        Self {
+            table,
+            graphs: Mutex::default(),
+        }
+    }
 }
 
 /// What the vector branch should do for one query.
@@ -108,7 +119,7 @@ impl AnnIndexes {
             Arc::clone(entry)
         };
         let mut graph = graph.lock().unwrap_or_else(PoisonError::into_inner);
-        catch_up(conn, &mut graph, team, contract_key)?;
+        catch_up(conn, self.table, &mut graph, team, contract_key)?;
         let ef = (pool * 2).max(256);
         let filter: &[usize] = eligible;
         let filter = |id: &usize| filter.binary_search(id).is_ok();
@@ -127,14 +138,15 @@ impl AnnIndexes {
 /// Folds rows written since the graph's watermark into it.
 fn catch_up(
     conn: &Connection,
+    table: &str,
     graph: &mut TeamGraph,
     team: TeamId,
     contract_key: &str,
 ) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT doc, vector, updated_at FROM search_documents \
-         WHERE team_id = ?1 AND contract = ?2 AND state = 'current' AND updated_at >= ?3",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT doc, vector, updated_at FROM {table} \
+         WHERE team_id = ?1 AND contract = ?2 AND state = 'current' AND updated_at >= ?3"
+    ))?;
     let mut fresh: Vec<(usize, Vec<f32>)> = Vec::new();
     let mut rows = stmt.query(params![team.as_bytes(), contract_key, graph.watermark])?;
     let mut watermark = graph.watermark;

@@ -47,6 +47,15 @@ impl<T> DbResult<T> for rusqlite::Result<T> {
     }
 }
 
+/// The in-memory HNSW graphs of a long-lived store: evidence vectors and discovery
+/// vectors, each used for teams with at least `threshold` of them.
+#[derive(Clone)]
+struct Ann {
+    evidence: Arc<ann::AnnIndexes>,
+    graph: Arc<ann::AnnIndexes>,
+    threshold: usize,
+}
+
 /// A SQLite-backed evidence store. Cheap to clone; clones share one connection, and every
 /// call runs on tokio's blocking pool so an async caller is never stalled by disk I/O.
 #[derive(Clone)]
@@ -55,7 +64,7 @@ pub struct SqliteStore {
     clock: Arc<dyn Clock>,
     /// Approximate vector search for teams with at least this many vectors; `None` scans
     /// exactly. Worth it only in long-lived processes: the graph is built in memory.
-    ann: Option<(Arc<ann::AnnIndexes>, usize)>,
+    ann: Option<Ann>,
 }
 
 impl SqliteStore {
@@ -87,16 +96,21 @@ impl SqliteStore {
         })
     }
 
-    /// Documents in this store's in-memory vector graphs (0 when ANN is off or unused).
+    /// Documents in this store's in-memory vector graphs, evidence and discovery (0 when
+    /// ANN is off or unused).
     pub fn ann_indexed_documents(&self) -> usize {
-        self.ann
-            .as_ref()
-            .map_or(0, |(indexes, _)| indexes.indexed_documents())
+        self.ann.as_ref().map_or(0, |ann| {
+            ann.evidence.indexed_documents() + ann.graph.indexed_documents()
+        })
     }
 
     /// Enables the HNSW vector index for teams with at least `threshold` current vectors.
     pub fn with_ann_threshold(mut self, threshold: usize) -> Self {
-        self.ann = Some((Arc::new(ann::AnnIndexes::default()), threshold));
+        self.ann = Some(Ann {
+            evidence: Arc::new(ann::AnnIndexes::over("search_documents")),
+            graph: Arc::new(ann::AnnIndexes::over("graph_documents")),
+            threshold,
+        });
         self
     }
 
@@ -341,8 +355,16 @@ impl GraphStore for SqliteStore {
         let actor = *actor;
         let vector = vector.to_vec();
         let key = contract.key();
+        let ann = self.ann.clone();
         self.with_conn(move |conn| {
-            graph::graph_vector_seeds(conn, &actor, &vector, &key, &view, min_similarity, limit)
+            let ann = ann.as_ref().map(|ann| (ann.graph.as_ref(), ann.threshold));
+            let search = graph::SeedSearch {
+                vector: &vector,
+                contract_key: &key,
+                min_similarity,
+                limit,
+            };
+            graph::graph_vector_seeds(conn, &actor, &search, &view, ann)
         })
         .await
     }
@@ -468,7 +490,7 @@ impl SearchIndex for SqliteStore {
         self.with_conn(move |conn| {
             let ann = ann
                 .as_ref()
-                .map(|(indexes, threshold)| (indexes.as_ref(), *threshold));
+                .map(|ann| (ann.evidence.as_ref(), ann.threshold));
             candidates::vector(conn, &actor, &query, &vector, &key, now, pool, ann).db()
         })
         .await

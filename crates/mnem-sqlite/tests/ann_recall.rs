@@ -151,3 +151,123 @@ async fn filtered_ann_recall_at_10_matches_the_exact_oracle() {
         "the graph path ran, one graph per team"
     );
 }
+
+/// Discovery seeds by meaning from the HNSW graph over discovery documents agree with
+/// the exact scan, and never name an entity of another team.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graph_seeds_from_hnsw_match_the_exact_scan() {
+    use mnem_core::graph::RememberRequest;
+    use mnem_store::{GraphStore, GraphView};
+
+    const ENTITIES: usize = 400;
+    const CLAIMS: usize = 1_200;
+    const SEEDS: usize = 8;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("graph.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
+    let exact = SqliteStore::open(&path, clock.clone()).unwrap();
+    let approximate = SqliteStore::open(&path, clock.clone())
+        .unwrap()
+        .with_ann_threshold(100);
+    exact.activate_contract(&contract()).await.unwrap();
+    let memory = mnem_service::Memory::open(exact.clone(), None)
+        .await
+        .unwrap();
+    let actor = exact.open_team("graph").await.unwrap();
+    let other = exact.open_team("other").await.unwrap();
+
+    let mut rng = Rng(0x51_7CC1_B727_220A);
+    let pick = |rng: &mut Rng| ((rng.next().abs() * ENTITIES as f32) as usize) % ENTITIES;
+    for batch in 0..CLAIMS / 100 {
+        let mut evidence = Vec::new();
+        let mut relationships = Vec::new();
+        for i in 0..50 {
+            let mut text = String::new();
+            for _ in 0..2 {
+                let (s, o) = (pick(&mut rng), pick(&mut rng));
+                let sentence = format!("Node{s} links Node{o}.");
+                let start = text.chars().count();
+                text.push_str(&sentence);
+                text.push(' ');
+                relationships.push(serde_json::json!({
+                    "subject": {"name": format!("Node{s}")}, "predicate": "links",
+                    "object": {"entity": {"name": format!("Node{o}")}},
+                    "supports": [{"evidence": i, "start": start, "end": start + sentence.len()}]
+                }));
+            }
+            evidence.push(serde_json::json!({"content": format!("{text}batch {batch}")}));
+        }
+        let request: RememberRequest = serde_json::from_value(serde_json::json!({
+            "evidence": evidence, "relationships": relationships
+        }))
+        .unwrap();
+        memory.remember_request(&actor, request).await.unwrap();
+    }
+    // The other team holds the same names; its documents get vectors too.
+    let request: RememberRequest = serde_json::from_value(serde_json::json!({
+        "evidence": [{"content": "Node1 links Node2."}],
+        "relationships": [{"subject": {"name": "Node1"}, "predicate": "links",
+            "object": {"entity": {"name": "Node2"}},
+            "supports": [{"evidence": 0, "start": 0, "end": 18}]}]
+    }))
+    .unwrap();
+    memory.remember_request(&other, request).await.unwrap();
+
+    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
+    loop {
+        let pending = exact.pending_documents(500).await.unwrap();
+        if pending.is_empty() {
+            break;
+        }
+        let vectors = pending
+            .into_iter()
+            .map(|doc| {
+                let center = &centers[(rng.next().abs() * CLUSTERS as f32) as usize % CLUSTERS];
+                (doc, rng.unit(Some(center), 0.35))
+            })
+            .collect();
+        exact.store_vectors(&contract(), vectors).await.unwrap();
+    }
+
+    let (mut found, mut wanted) = (0, 0);
+    for _ in 0..QUERIES {
+        let center = &centers[(rng.next().abs() * CLUSTERS as f32) as usize % CLUSTERS];
+        let q = rng.unit(Some(center), 0.35);
+        let seeds = |store: SqliteStore| {
+            let q = q.clone();
+            async move {
+                store
+                    .graph_vector_seeds(&actor, &q, &contract(), GraphView::default(), 0.0, SEEDS)
+                    .await
+                    .unwrap()
+            }
+        };
+        let oracle = seeds(exact.clone()).await;
+        let approx = seeds(approximate.clone()).await;
+        let names = exact
+            .entities_named(&other, vec!["node1".into(), "node2".into()])
+            .await
+            .unwrap();
+        assert!(
+            approx
+                .iter()
+                .all(|(id, _)| names.iter().all(|(n, _)| n != id)),
+            "a seed from another team"
+        );
+        wanted += oracle.len();
+        found += approx
+            .iter()
+            .filter(|(id, _)| oracle.iter().any(|(o, _)| o == id))
+            .count();
+    }
+    let recall = found as f64 / wanted.max(1) as f64;
+    assert!(wanted > 0);
+    assert!(
+        recall >= 0.9,
+        "HNSW seed recall {recall:.3} against the exact scan"
+    );
+    assert!(
+        approximate.ann_indexed_documents() > 1_000,
+        "the HNSW path ran"
+    );
+}

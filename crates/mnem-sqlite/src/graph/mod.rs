@@ -13,8 +13,9 @@ use mnem_core::{
 };
 use mnem_store::{GraphView, Result, StoreError};
 use rusqlite::types::Value;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::ann::{AnnIndexes, Plan};
 use crate::rows::{parsed, UuidBytes};
 use crate::search;
 use crate::DbResult;
@@ -314,13 +315,22 @@ pub fn adjacency(
     view: &GraphView,
     fanout: usize,
 ) -> Result<Vec<Adjacency>> {
+    // Each end is read newest first and cut at fanout + 1 inside its own index range,
+    // eligibility applied before the cut; the union is cut again.
+    let side = |column: &str| {
+        format!(
+            "SELECT relationship_id FROM (SELECT r.relationship_id FROM relationships r \
+             WHERE r.team_id = ?1 AND r.{column} = ?2{eligible} \
+             ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit})",
+            eligible = read::discoverable_condition(view),
+            limit = fanout + 1
+        )
+    };
     let condition = format!(
-        " AND r.relationship_id IN ( \
-            SELECT relationship_id FROM relationships WHERE team_id = ?1 AND subject_entity_id = ?2 \
-            UNION ALL \
-            SELECT relationship_id FROM relationships WHERE team_id = ?1 AND object_entity_id = ?2) \
-         {} ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {}",
-        read::discoverable_condition(view),
+        " AND r.relationship_id IN ({} UNION ALL {}) \
+         ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {}",
+        side("subject_entity_id"),
+        side("object_entity_id"),
         fanout + 1
     );
     entities
@@ -374,73 +384,136 @@ pub fn edges_supported_by(
     read::edges(conn, actor, view, found).db()
 }
 
-/// Entities near `vector` by their own documents or their discoverable relationships'
-/// (exact scan over the team's current discovery vectors), best similarity per entity.
+/// What a seed search looks for.
+pub struct SeedSearch<'a> {
+    pub vector: &'a [f32],
+    pub contract_key: &'a str,
+    pub min_similarity: f64,
+    pub limit: usize,
+}
+
+/// Entities near the query by their own discovery documents or their discoverable
+/// relationships', best similarity per entity. Similarity is exact over the team's
+/// current discovery vectors, or from the HNSW graph when `ann` is on and the team has
+/// enough of them; eligibility is then read exactly for the few documents above the
+/// floor.
 pub fn graph_vector_seeds(
     conn: &Connection,
     actor: &Actor,
-    vector: &[f32],
-    contract_key: &str,
+    search: &SeedSearch<'_>,
     view: &GraphView,
-    min_similarity: f64,
-    limit: usize,
+    ann: Option<(&AnnIndexes, usize)>,
 ) -> Result<Vec<(EntityId, f64)>> {
-    let sql = format!(
-        "SELECT g.target_kind, g.target_id, g.vector FROM graph_documents g \
-         WHERE g.team_id = ?1 AND g.state = 'current' AND g.contract = ?2 \
-         AND (g.target_kind = '{entity}' OR g.target_id IN \
-              (SELECT r.relationship_id FROM relationships r WHERE r.team_id = ?1{eligible}))",
-        entity = search::ENTITY_DOCUMENT,
-        eligible = read::discoverable_condition(view),
-    );
-    let mut stmt = conn.prepare_cached(&sql).db()?;
-    let mut rows = stmt
-        .query(params![actor.team.as_bytes(), contract_key])
+    // More documents than seeds: several may name the same entity or be ineligible.
+    let pool = search.limit * 4;
+    let mut scored = match ann {
+        Some((indexes, threshold)) => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT doc FROM graph_documents WHERE team_id = ?1 AND state = 'current' \
+                     AND contract = ?2 ORDER BY doc",
+                )
+                .db()?;
+            let eligible: Vec<usize> = stmt
+                .query_map(params![actor.team.as_bytes(), search.contract_key], |row| {
+                    row.get::<_, i64>(0).map(|doc| doc as usize)
+                })
+                .db()?
+                .collect::<rusqlite::Result<_>>()
+                .db()?;
+            match indexes
+                .search(
+                    conn,
+                    actor.team,
+                    search.contract_key,
+                    threshold,
+                    &eligible,
+                    search.vector,
+                    pool,
+                )
+                .db()?
+            {
+                Plan::Approximate(found) => found,
+                Plan::Exact => exact_graph_scan(conn, actor, search)?,
+            }
+        }
+        None => exact_graph_scan(conn, actor, search)?,
+    };
+    scored.retain(|(similarity, _)| f64::from(*similarity) >= search.min_similarity);
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(pool);
+
+    let mut target = conn
+        .prepare_cached(
+            "SELECT target_kind, target_id FROM graph_documents WHERE doc = ?1 AND team_id = ?2",
+        )
         .db()?;
+    let eligible_endpoints = format!(
+        "{} AND r.relationship_id = ?{}",
+        read::select_relationships(view),
+        read::discoverable_condition(view)
+    );
+    let mut endpoints = conn.prepare_cached(&eligible_endpoints).db()?;
     let mut entities: Vec<(EntityId, f64)> = Vec::new();
-    let mut relationships: Vec<(RelationshipId, f64)> = Vec::new();
+    for (similarity, doc) in scored {
+        let similarity = f64::from(similarity);
+        let (kind, id): (String, UuidBytes) = target
+            .query_row(params![doc, actor.team.as_bytes()], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .db()?;
+        if kind == search::ENTITY_DOCUMENT {
+            entities.push((EntityId::from_bytes(id.0), similarity));
+            continue;
+        }
+        let relationship = endpoints
+            .query_row(
+                params![actor.team.as_bytes(), id.0.as_slice()],
+                read::relationship_from_row,
+            )
+            .optional()
+            .db()?;
+        if let Some(r) = relationship {
+            entities.push((r.subject.entity_id, similarity));
+            if let Some(object) = r.object.entity_id() {
+                entities.push((object, similarity));
+            }
+        }
+    }
+    // Best similarity per entity (already in order), ties by id.
+    let mut seen = std::collections::HashSet::new();
+    entities.retain(|(id, _)| seen.insert(*id));
+    entities.truncate(search.limit);
+    Ok(entities)
+}
+
+/// Cosine similarity of every current discovery vector of the team under the contract.
+fn exact_graph_scan(
+    conn: &Connection,
+    actor: &Actor,
+    search: &SeedSearch<'_>,
+) -> Result<Vec<(f32, i64)>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT doc, vector FROM graph_documents \
+             WHERE team_id = ?1 AND state = 'current' AND contract = ?2",
+        )
+        .db()?;
+    let mut rows = stmt
+        .query(params![actor.team.as_bytes(), search.contract_key])
+        .db()?;
+    let mut scored = Vec::new();
     while let Some(row) = rows.next().db()? {
-        let kind: String = row.get(0).db()?;
-        let id = row.get::<_, UuidBytes>(1).db()?.0;
+        let doc: i64 = row.get(0).db()?;
         let blob = row
-            .get_ref(2)
+            .get_ref(1)
             .db()?
             .as_blob()
             .map_err(StoreError::backend)?;
-        let similarity = f64::from(crate::candidates::dot_blob(vector, blob));
-        if similarity < min_similarity {
-            continue;
-        }
-        if kind == search::ENTITY_DOCUMENT {
-            entities.push((EntityId::from_bytes(id), similarity));
-        } else {
-            relationships.push((RelationshipId::from_bytes(id), similarity));
+        let similarity = crate::candidates::dot_blob(search.vector, blob);
+        if f64::from(similarity) >= search.min_similarity {
+            scored.push((similarity, doc));
         }
     }
-    let mut endpoints = conn
-        .prepare_cached(
-            "SELECT subject_entity_id, object_entity_id FROM relationships \
-             WHERE team_id = ?1 AND relationship_id = ?2",
-        )
-        .db()?;
-    for (id, similarity) in relationships {
-        let (subject, object) = endpoints
-            .query_row(params![actor.team.as_bytes(), id.as_bytes()], |row| {
-                Ok((
-                    row.get::<_, UuidBytes>(0)?,
-                    row.get::<_, Option<UuidBytes>>(1)?,
-                ))
-            })
-            .db()?;
-        entities.push((EntityId::from_bytes(subject.0), similarity));
-        if let Some(object) = object {
-            entities.push((EntityId::from_bytes(object.0), similarity));
-        }
-    }
-    // Best similarity per entity, best first, ties by id.
-    entities.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut seen = std::collections::HashSet::new();
-    entities.retain(|(id, _)| seen.insert(*id));
-    entities.truncate(limit);
-    Ok(entities)
+    Ok(scored)
 }

@@ -7,6 +7,8 @@ use mnem_core::graph::{
 };
 use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
 use mnem_store::GraphView;
+use std::collections::HashMap;
+
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row};
 
@@ -168,50 +170,76 @@ pub fn evidence_state_expr(known_at: Option<Timestamp>) -> String {
 }
 
 /// Attaches each relationship's effective supporting evidence ids (current under the
-/// view, visible to the actor) and its predicate's cardinality.
+/// view, visible to the actor) and its predicate's cardinality, in two reads.
 pub fn edges(
     conn: &Connection,
     actor: &Actor,
     view: &GraphView,
     relationships: Vec<Relationship>,
 ) -> rusqlite::Result<Vec<GraphEdge>> {
+    if relationships.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Numbered from 3: ?1 and ?2 are used after the list in the text.
+    let marks = (3..3 + relationships.len())
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut params = vec![
+        Value::Blob(actor.team.as_bytes().to_vec()),
+        Value::Blob(actor.profile.as_bytes().to_vec()),
+    ];
+    params.extend(
+        relationships
+            .iter()
+            .map(|r| Value::Blob(r.relationship_id.as_bytes().to_vec())),
+    );
     let sql = format!(
-        "SELECT s.evidence_id FROM relationship_supports s \
+        "SELECT s.relationship_id, s.evidence_id FROM relationship_supports s \
          JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
-         WHERE s.team_id = ?1 AND s.relationship_id = ?2 \
-         AND (e.space = 'team' OR e.owner_profile_id = ?3) AND ({}) = 'current' \
-         ORDER BY s.evidence_id",
+         WHERE s.team_id = ?1 AND s.relationship_id IN ({marks}) \
+         AND (e.space = 'team' OR e.owner_profile_id = ?2) AND ({}) = 'current' \
+         ORDER BY s.relationship_id, s.evidence_id",
         evidence_state_expr(view.known_at)
     );
-    let mut supports = conn.prepare_cached(&sql)?;
+    let mut supports: HashMap<RelationshipId, Vec<EvidenceId>> = HashMap::new();
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+    while let Some(row) = rows.next()? {
+        let relationship = RelationshipId::from_bytes(row.get::<_, UuidBytes>(0)?.0);
+        let evidence = EvidenceId::from_bytes(row.get::<_, UuidBytes>(1)?.0);
+        let ids = supports.entry(relationship).or_default();
+        if ids.last() != Some(&evidence) {
+            ids.push(evidence);
+        }
+    }
+    let mut single_valued: HashMap<String, bool> = HashMap::new();
     let mut cardinality = conn.prepare_cached(
         "SELECT single_valued FROM predicates WHERE team_id = ?1 AND predicate = ?2",
     )?;
     relationships
         .into_iter()
         .map(|relationship| {
-            let mut evidence_ids: Vec<EvidenceId> = supports
-                .query_map(
-                    rusqlite::params![
-                        actor.team.as_bytes(),
-                        relationship.relationship_id.as_bytes(),
-                        actor.profile.as_bytes()
-                    ],
-                    |row| Ok(EvidenceId::from_bytes(row.get::<_, UuidBytes>(0)?.0)),
-                )?
-                .collect::<rusqlite::Result<_>>()?;
-            evidence_ids.dedup();
-            let single_valued = cardinality
-                .query_row(
-                    rusqlite::params![actor.team.as_bytes(), relationship.predicate],
-                    |row| row.get::<_, bool>(0),
-                )
-                .optional()?
-                .unwrap_or(false);
+            let single = match single_valued.get(&relationship.predicate) {
+                Some(&known) => known,
+                None => {
+                    let declared = cardinality
+                        .query_row(
+                            rusqlite::params![actor.team.as_bytes(), relationship.predicate],
+                            |row| row.get::<_, bool>(0),
+                        )
+                        .optional()?
+                        .unwrap_or(false);
+                    single_valued.insert(relationship.predicate.clone(), declared);
+                    declared
+                }
+            };
             Ok(GraphEdge {
+                evidence_ids: supports
+                    .remove(&relationship.relationship_id)
+                    .unwrap_or_default(),
                 relationship,
-                evidence_ids,
-                single_valued,
+                single_valued: single,
             })
         })
         .collect()

@@ -55,11 +55,16 @@ CREATE TABLE relationships (
     CHECK ((object_entity_id IS NULL) <> (object_value IS NULL))
 ) STRICT, WITHOUT ROWID;
 
+-- Adjacency reads the newest eligible edges of an entity and stops after the fan-out:
+-- status leads recorded_at so that range is contiguous (a hub is never fully sorted).
 CREATE INDEX relationships_by_subject
-    ON relationships (team_id, subject_entity_id, predicate, recorded_at DESC);
+    ON relationships (team_id, subject_entity_id, status, recorded_at DESC);
 CREATE INDEX relationships_by_object
-    ON relationships (team_id, object_entity_id, recorded_at DESC)
+    ON relationships (team_id, object_entity_id, status, recorded_at DESC)
     WHERE object_entity_id IS NOT NULL;
+-- Single-valued conflicts compare claims on one subject and predicate.
+CREATE INDEX relationships_by_claim
+    ON relationships (team_id, subject_entity_id, predicate);
 CREATE INDEX relationships_by_predecessor
     ON relationships (team_id, supersedes) WHERE supersedes IS NOT NULL;
 

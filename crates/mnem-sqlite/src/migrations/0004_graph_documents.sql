@@ -21,3 +21,8 @@ CREATE TABLE graph_documents (
 
 CREATE INDEX graph_documents_by_state ON graph_documents (state, enqueued_at);
 CREATE INDEX graph_documents_by_team ON graph_documents (team_id, state, contract);
+
+-- The HNSW catch-up reads rows changed since its watermark; without these it walks every
+-- row of the team, vectors included, on every query.
+CREATE INDEX graph_documents_changed ON graph_documents (team_id, contract, state, updated_at);
+CREATE INDEX search_documents_changed ON search_documents (team_id, contract, state, updated_at);

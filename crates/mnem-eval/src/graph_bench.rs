@@ -1,0 +1,297 @@
+//! `mnem bench --graph`: what discovery paths cost a recall. A seeded graph (entities
+//! with Zipf-distributed degrees, so some are hubs) is written through the structured
+//! remember path — every claim verified against its sentence — and the same queries are
+//! recalled with discovery off (`path_limit` 0) and on, reporting latency, the time spent
+//! on discovery, and the paths and bytes each recall returns.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mnem_core::graph::{DiscoveryPath, RememberRequest};
+use mnem_core::{RecallQuery, DEFAULT_PROFILE, LEXICAL_PROFILE};
+use mnem_embed::Embedder;
+use mnem_service::Memory;
+use mnem_sqlite::SqliteStore;
+use mnem_store::{EvidenceStore, SystemClock};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::hashing::HashingEmbedder;
+use crate::report::Spread;
+use crate::run::bar;
+use crate::synthetic::spell;
+use crate::EvalError;
+
+const PREDICATES: &[&str] = &[
+    "leads",
+    "funds",
+    "uses",
+    "owns",
+    "maintains",
+    "reviews",
+    "hosts",
+    "supports",
+    "audits",
+    "builds",
+    "trains",
+    "advises",
+];
+/// Claims per evidence item, and items per request (the write contract allows 50).
+const CLAIMS_PER_ITEM: usize = 2;
+const ITEMS_PER_REQUEST: usize = 50;
+
+pub struct GraphBenchOptions {
+    pub evidence: usize,
+    pub relationships: usize,
+    pub entities: usize,
+    pub queries: usize,
+    pub seed: u64,
+    pub progress: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphBenchReport {
+    pub seed: u64,
+    pub evidence: usize,
+    pub relationships: usize,
+    pub entities: usize,
+    pub queries: usize,
+    pub ingest_secs: f64,
+    pub largest_degree: usize,
+    pub vectors: &'static str,
+    pub rows: Vec<DiscoveryLatency>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DiscoveryLatency {
+    pub profile: String,
+    pub path_limit: usize,
+    pub latency_ms: Spread,
+    pub discovery_ms: Spread,
+    pub mean_results: f64,
+    pub mean_paths: f64,
+    pub path_bytes: Spread,
+}
+
+/// A capitalised synthetic name for entity `n` (distinct per `n`).
+fn entity_name(n: usize) -> String {
+    let word = spell(n + 1_000);
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
+pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalError> {
+    if options.evidence == 0 || options.entities < 2 {
+        return Err(EvalError::Bench(
+            "the graph bench needs evidence and at least two entities".into(),
+        ));
+    }
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("graph.db");
+    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+    let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing))).await?;
+    let actor = store.open_team("graph-bench").await?;
+    let mut rng = StdRng::seed_from_u64(options.seed);
+    let degree = Zipf::new(options.entities as f64, 1.0).expect("valid Zipf parameters");
+    let pick = |rng: &mut StdRng| degree.sample(rng) as usize - 1;
+    let mut degrees = vec![0usize; options.entities];
+
+    let claims = options.relationships;
+    let items = options.evidence.max(claims.div_ceil(CLAIMS_PER_ITEM));
+    let progress = bar(options.progress, items, "graph ingest");
+    let started = Instant::now();
+    let mut written_claims = 0;
+    for first in (0..items).step_by(ITEMS_PER_REQUEST) {
+        let mut evidence = Vec::new();
+        let mut relationships = Vec::new();
+        for index in 0..ITEMS_PER_REQUEST.min(items - first) {
+            let mut text = String::new();
+            for _ in 0..CLAIMS_PER_ITEM {
+                if written_claims == claims {
+                    break;
+                }
+                let subject = pick(&mut rng);
+                let mut object = pick(&mut rng);
+                if object == subject {
+                    object = (object + 1) % options.entities;
+                }
+                degrees[subject] += 1;
+                degrees[object] += 1;
+                let predicate = PREDICATES[rng.random_range(0..PREDICATES.len())];
+                let sentence = format!(
+                    "{} {predicate} {}.",
+                    entity_name(subject),
+                    entity_name(object)
+                );
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                let start = text.chars().count();
+                text.push_str(&sentence);
+                relationships.push(json!({
+                    "subject": {"name": entity_name(subject)},
+                    "predicate": predicate,
+                    "object": {"entity": {"name": entity_name(object)}},
+                    "supports": [{"evidence": index, "start": start, "end": start + sentence.chars().count()}]
+                }));
+                written_claims += 1;
+            }
+            if text.is_empty() {
+                text = format!("note {} without claims", first + index);
+            }
+            evidence.push(
+                json!({"content": text, "source": format!("source-{}", (first + index) % 97)}),
+            );
+        }
+        let request: RememberRequest =
+            serde_json::from_value(json!({"evidence": evidence, "relationships": relationships}))
+                .map_err(|e| EvalError::Bench(format!("generated request: {e}")))?;
+        memory.remember_request(&actor, request).await?;
+        progress.inc(ITEMS_PER_REQUEST.min(items - first) as u64);
+    }
+    memory.embed_pending().await?;
+    let ingest_secs = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+
+    // Questions name an entity (chosen by degree, so hubs are asked about often) and a
+    // predicate, as an agent would: "who leads Kalo".
+    let queries: Vec<String> = (0..options.queries)
+        .map(|_| {
+            let predicate = PREDICATES[rng.random_range(0..PREDICATES.len())];
+            format!("who {predicate} {}", entity_name(pick(&mut rng)))
+        })
+        .collect();
+    // The in-memory HNSW graphs (evidence and discovery vectors) of a long-lived process.
+    let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
+    let mut rows = Vec::new();
+    for (label, profile, store) in [
+        ("lexical", LEXICAL_PROFILE, &store),
+        ("hybrid", DEFAULT_PROFILE, &store),
+        ("hybrid+hnsw", DEFAULT_PROFILE, &ann_store),
+    ] {
+        let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing)))
+            .await?
+            .with_profile(profile);
+        for path_limit in [0, mnem_core::graph::DEFAULT_PATH_LIMIT] {
+            rows.push(time_recalls(label, path_limit, &memory, &actor, &queries, options).await?);
+        }
+    }
+    Ok(GraphBenchReport {
+        seed: options.seed,
+        evidence: items,
+        relationships: written_claims,
+        entities: options.entities,
+        queries: options.queries,
+        ingest_secs,
+        largest_degree: degrees.iter().copied().max().unwrap_or(0),
+        vectors: "feature hashing (384 dims) for evidence, entity and relationship documents",
+        rows,
+    })
+}
+
+/// Times every query (after ten warm-up recalls, which also build HNSW graphs).
+async fn time_recalls(
+    label: &str,
+    path_limit: usize,
+    memory: &Memory<SqliteStore>,
+    actor: &mnem_core::Actor,
+    queries: &[String],
+    options: &GraphBenchOptions,
+) -> Result<DiscoveryLatency, EvalError> {
+    let ask = |text: &str| RecallQuery {
+        path_limit,
+        ..RecallQuery::text(text)
+    };
+    for query in queries.iter().take(10) {
+        memory.recall(actor, ask(query)).await?;
+    }
+    let what = format!("{label}, paths {path_limit}");
+    let progress = bar(options.progress, queries.len(), &what);
+    let (mut latency, mut discovery, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut results, mut paths) = (0, 0);
+    for query in queries {
+        let started = Instant::now();
+        let recall = memory.recall(actor, ask(query)).await?;
+        latency.push(started.elapsed().as_secs_f64() * 1e3);
+        discovery.push(recall.discovery.as_secs_f64() * 1e3);
+        bytes.push(path_bytes(&recall.discovery_paths) as f64);
+        results += recall.hits.len();
+        paths += recall.discovery_paths.len();
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    let n = queries.len().max(1) as f64;
+    Ok(DiscoveryLatency {
+        profile: label.to_string(),
+        path_limit,
+        latency_ms: Spread::of(&latency),
+        discovery_ms: Spread::of(&discovery),
+        mean_results: results as f64 / n,
+        mean_paths: paths as f64 / n,
+        path_bytes: Spread::of(&bytes),
+    })
+}
+
+/// The bytes of the serialized paths (0 for none: the empty list is the baseline).
+fn path_bytes(paths: &[DiscoveryPath]) -> usize {
+    if paths.is_empty() {
+        return 0;
+    }
+    serde_json::to_vec(paths).map_or(0, |b| b.len())
+}
+
+impl GraphBenchReport {
+    pub fn table(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "graph: seed {}, {} evidence, {} relationships over {} entities (largest degree {}), {} queries; ingest {:.1}s; vectors: {}",
+            self.seed,
+            self.evidence,
+            self.relationships,
+            self.entities,
+            self.largest_degree,
+            self.queries,
+            self.ingest_secs,
+            self.vectors
+        );
+        let _ = writeln!(
+            s,
+            "  {:<12} {:>6} {:>9} {:>9} {:>9} {:>14} {:>7} {:>6} {:>16}",
+            "profile",
+            "paths",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "discovery p50",
+            "results",
+            "paths",
+            "path bytes p50/95"
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "  {:<12} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>14.2} {:>7.1} {:>6.2} {:>8.0}/{:<7.0}",
+                r.profile,
+                r.path_limit,
+                r.latency_ms.p50,
+                r.latency_ms.p95,
+                r.latency_ms.p99,
+                r.discovery_ms.p50,
+                r.mean_results,
+                r.mean_paths,
+                r.path_bytes.p50,
+                r.path_bytes.p95
+            );
+        }
+        s
+    }
+}
