@@ -910,3 +910,28 @@ pub async fn known_ids_are_not_returned_again<S: Backend>(fx: Fixture<S>) {
         "the seen relationship is skipped"
     );
 }
+
+pub async fn relationships_from_private_evidence_stay_private<S: Backend>(fx: Fixture<S>) {
+    let bob = profile(&fx, "bob").await;
+    let mut request = claim("Mark works on Atlas", "Mark", "works_on", "Atlas");
+    request["evidence"][0]["space"] = json!("private");
+    let mine = write(&fx, &fx.actor, request).await.relationships[0].clone();
+    assert_eq!(
+        paths_for(&fx, "Mark").await,
+        BTreeSet::from([mine.relationship_id])
+    );
+    let theirs = recall(&fx, &bob, RecallQuery::text("Mark")).await;
+    assert!(
+        theirs.discovery_paths.is_empty(),
+        "bob sees no path from my private note"
+    );
+    let err = fx
+        .memory
+        .trace(&bob, mine.relationship_id, GraphView::default())
+        .await
+        .expect_err("not bob's to trace");
+    assert!(matches!(
+        err,
+        ServiceError::Store(StoreError::RelationshipNotFound { .. })
+    ));
+}

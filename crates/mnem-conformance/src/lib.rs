@@ -91,6 +91,7 @@ macro_rules! conformance_suite {
                 known_at_reads_the_past_from_the_logs,
                 valid_at_selects_relationships_by_validity,
                 known_ids_are_not_returned_again,
+                relationships_from_private_evidence_stay_private,
             );
         }
         mod vector_branch {

@@ -96,6 +96,7 @@ impl ScopeFilter {
 /// A recall request. All selectors are opt-in: the default query with text is a plain
 /// relevance recall of ten items across the whole team.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RecallQuery {
     /// Free text. Empty means a listing in the order contract's order.
     pub query: String,

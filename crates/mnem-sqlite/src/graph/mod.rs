@@ -55,7 +55,7 @@ pub fn trace(
     let mut truncated = false;
     let known = view.known_at.map_or(i64::MAX, Timestamp::as_micros);
 
-    let supports = {
+    let (supports, visible_supports) = {
         let sql = format!(
             "SELECT s.evidence_id, s.span_start, s.span_end, s.quote, \
              (e.space = 'team' OR e.owner_profile_id = ?3), ({}) , e.source_group \
@@ -90,10 +90,12 @@ pub fn trace(
             .db()?;
         let mut bytes = 0;
         let mut supports = Vec::with_capacity(rows.len());
+        let mut visible_supports = 0;
         for (evidence_id, start, end, quote, visible, state, source_group) in rows {
             // Before it was recorded, evidence did not exist for this view.
             let state: LifecycleState = state.as_deref().unwrap_or("erased").parse()?;
             // Another profile's private text is never quoted, only pointed at.
+            visible_supports += usize::from(visible);
             let mut quote = quote.filter(|_| visible);
             if let Some(q) = &quote {
                 if bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
@@ -113,8 +115,12 @@ pub fn trace(
                 effective: state == LifecycleState::Current,
             });
         }
-        supports
+        (supports, visible_supports)
     };
+    // Derived only from another profile's private evidence: private like its source.
+    if visible_supports == 0 && relationship.owner_profile_id != actor.profile {
+        return Err(StoreError::RelationshipNotFound { id });
+    }
 
     let mut verification_events = {
         let mut stmt = conn

@@ -170,7 +170,9 @@ pub fn evidence_state_expr(known_at: Option<Timestamp>) -> String {
 }
 
 /// Attaches each relationship's effective supporting evidence ids (current under the
-/// view, visible to the actor) and its predicate's cardinality, in two reads.
+/// view, visible to the actor) and its predicate's cardinality, in two reads; drops
+/// relationships with no such support (for a discoverable relationship, that means its
+/// support is private to another profile).
 pub fn edges(
     conn: &Connection,
     actor: &Actor,
@@ -217,6 +219,12 @@ pub fn edges(
     let mut cardinality = conn.prepare_cached(
         "SELECT single_valued FROM predicates WHERE team_id = ?1 AND predicate = ?2",
     )?;
+    // A claim whose every counted support is another profile's private evidence says
+    // something only that profile may see.
+    let relationships: Vec<Relationship> = relationships
+        .into_iter()
+        .filter(|r| supports.contains_key(&r.relationship_id))
+        .collect();
     relationships
         .into_iter()
         .map(|relationship| {

@@ -184,7 +184,8 @@ fn is_single_valued(tx: &Transaction<'_>, actor: &Actor, predicate: &str) -> Res
 
 /// A revisioned fragment: if a newer revision of its source is already stored it is
 /// born superseded; otherwise the current fragments of older revisions are returned to
-/// be superseded by it.
+/// be superseded by it. Only fragments the writer can see take part: another profile's
+/// private copy of a document is that profile's to revise.
 fn revision_standing(
     tx: &Transaction<'_>,
     actor: &Actor,
@@ -196,8 +197,14 @@ fn revision_standing(
     let newer_exists: bool = tx
         .query_row(
             "SELECT EXISTS (SELECT 1 FROM evidence WHERE team_id = ?1 AND source_key = ?2 \
-             AND source_revision > ?3 AND state <> 'erased')",
-            params![actor.team.as_bytes(), key, revision],
+             AND source_revision > ?3 AND state <> 'erased' \
+             AND (space = 'team' OR owner_profile_id = ?4))",
+            params![
+                actor.team.as_bytes(),
+                key,
+                revision,
+                actor.profile.as_bytes()
+            ],
             |row| row.get(0),
         )
         .db()?;
@@ -208,13 +215,20 @@ fn revision_standing(
     let mut stmt = tx
         .prepare_cached(
             "SELECT evidence_id FROM evidence WHERE team_id = ?1 AND source_key = ?2 \
-             AND source_revision < ?3 AND state = 'current'",
+             AND source_revision < ?3 AND state = 'current' \
+             AND (space = 'team' OR owner_profile_id = ?4)",
         )
         .db()?;
     let older = stmt
-        .query_map(params![actor.team.as_bytes(), key, revision], |row| {
-            Ok(EvidenceId::from_bytes(row.get::<_, UuidBytes>(0)?.0))
-        })
+        .query_map(
+            params![
+                actor.team.as_bytes(),
+                key,
+                revision,
+                actor.profile.as_bytes()
+            ],
+            |row| Ok(EvidenceId::from_bytes(row.get::<_, UuidBytes>(0)?.0)),
+        )
         .db()?
         .collect::<rusqlite::Result<Vec<_>>>()
         .db()?;
