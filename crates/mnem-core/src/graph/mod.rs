@@ -25,12 +25,13 @@ pub use model::{
     VerificationEvent,
 };
 pub use request::{
-    Citation, CitedEvidence, EntityInput, EntityRef, EvidenceInput, ObjectInput, PredicateInput,
-    Proposal, ProposedObject, RelationshipInput, RememberRequest, SupportInput, ValidRemember,
+    Citation, CitedEvidence, Correction, EntityInput, EntityRef, EvidenceInput, ObjectInput,
+    PredicateInput, Proposal, ProposedObject, RelationshipInput, RememberRequest, SupportInput,
+    ValidRemember,
 };
 pub use trace::{
-    Correction, EvidenceOutcome, RelationshipOutcome, RelationshipRef, RememberOutcome, Trace,
-    TracedSupport, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
+    EvidenceOutcome, RelationshipOutcome, RelationshipRef, RememberOutcome, Trace, TracedSupport,
+    TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
 };
 pub use verify::{
     char_span, combined_verdict, verify, CitedText, Claim, Finding, DEFAULT_MODEL_CONFIDENCE,

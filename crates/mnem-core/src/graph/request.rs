@@ -156,6 +156,28 @@ pub struct RememberRequest {
     pub idempotency_key: Option<String>,
 }
 
+/// `correct_relationship`: a new version of a relationship, fenced on the version the
+/// caller read. Unset fields keep the old record's value; supports are required (a
+/// correction is a claim and must be proven like one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Correction {
+    pub expected_version: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectInput>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polarity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicate_surface: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
+    /// Spans of stored evidence (by `evidence_id`) proving the corrected claim.
+    pub supports: Vec<SupportInput>,
+    pub reason: String,
+}
+
 /// A validated entity endpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EntityRef {

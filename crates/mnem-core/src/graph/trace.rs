@@ -7,7 +7,6 @@ use super::model::{
     ObjectSummary, Polarity, Relationship, RelationshipStatus, Tier, Transition, Verdict,
     VerificationEvent,
 };
-use super::request::{ObjectInput, SupportInput};
 use crate::{EntityId, EvidenceId, LifecycleState, ProfileId, RelationshipId};
 
 /// Trace returns at most this many verification events and transitions each (the most
@@ -95,26 +94,4 @@ pub struct Trace {
     pub superseded_by: Vec<RelationshipRef>,
     /// True when a bound cut events or quotes.
     pub truncated: bool,
-}
-
-/// `correct_relationship`: a new version of a relationship, fenced on the version the
-/// caller read. Unset fields keep the old record's value; supports are required (a
-/// correction is a claim and must be proven like one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Correction {
-    pub expected_version: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object: Option<ObjectInput>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub polarity: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub predicate_surface: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub valid_from: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub valid_to: Option<String>,
-    /// Spans of stored evidence (by `evidence_id`) proving the corrected claim.
-    pub supports: Vec<SupportInput>,
-    pub reason: String,
 }
