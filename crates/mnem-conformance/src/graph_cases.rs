@@ -84,8 +84,11 @@ async fn status<S: Backend>(fx: &Fixture<S>, id: RelationshipId) -> Relationship
         .status
 }
 
-fn declare_single(request: &mut Value, predicate: &str) {
-    request["predicates"] = json!([{"key": predicate, "single_valued": true}]);
+/// The default profile's claim "Ana lives in Lisbon", `lives_in` declared single-valued.
+async fn lisbon_claim<S: Backend>(fx: &Fixture<S>) -> RelationshipOutcome {
+    let mut request = claim("Ana lives in Lisbon", "Ana", "lives_in", "Lisbon");
+    request["predicates"] = json!([{"key": "lives_in", "single_valued": true}]);
+    write(fx, &fx.actor, request).await.relationships[0].clone()
 }
 
 pub async fn default_recall_needs_no_active_relationship<S: Backend>(fx: Fixture<S>) {
@@ -351,9 +354,7 @@ pub async fn retraction_recomputes_support<S: Backend>(fx: Fixture<S>) {
 
 pub async fn single_valued_disagreement_across_authors_disputes_both<S: Backend>(fx: Fixture<S>) {
     let bob = profile(&fx, "bob").await;
-    let mut a = claim("Ana lives in Lisbon", "Ana", "lives_in", "Lisbon");
-    declare_single(&mut a, "lives_in");
-    let a = write(&fx, &fx.actor, a).await.relationships[0].clone();
+    let a = lisbon_claim(&fx).await;
     let b = claim_as(&fx, &bob, "Ana lives in Porto", "Ana", "lives_in", "Porto").await;
     assert_eq!(b.status, RelationshipStatus::Disputed);
     assert_eq!(
@@ -374,9 +375,7 @@ pub async fn single_valued_disagreement_across_authors_disputes_both<S: Backend>
 }
 
 pub async fn newer_claim_by_the_same_author_supersedes<S: Backend>(fx: Fixture<S>) {
-    let mut old = claim("Ana lives in Lisbon", "Ana", "lives_in", "Lisbon");
-    declare_single(&mut old, "lives_in");
-    let old = write(&fx, &fx.actor, old).await.relationships[0].clone();
+    let old = lisbon_claim(&fx).await;
     let new = claim_as(
         &fx,
         &fx.actor,
@@ -399,9 +398,7 @@ pub async fn newer_claim_by_the_same_author_supersedes<S: Backend>(fx: Fixture<S
 
 pub async fn an_unverified_challenge_disputes_nothing<S: Backend>(fx: Fixture<S>) {
     let bob = profile(&fx, "bob").await;
-    let mut a = claim("Ana lives in Lisbon", "Ana", "lives_in", "Lisbon");
-    declare_single(&mut a, "lives_in");
-    let a = write(&fx, &fx.actor, a).await.relationships[0].clone();
+    let a = lisbon_claim(&fx).await;
     let b = claim_as(&fx, &bob, "Ana might move", "Ana", "lives_in", "Porto").await;
     assert_eq!(b.tier, Tier::Candidate);
     assert_eq!(

@@ -6,7 +6,11 @@ mod common;
 use std::sync::Arc;
 
 use common::{clock, stand_in_endpoint};
-use mnem_core::graph::{RelationshipStatus, RememberRequest, Tier, Verdict};
+use mnem_core::graph::{
+    RelationshipOutcome, RelationshipStatus, RememberRequest, Tier, Verdict,
+    DEFAULT_MODEL_CONFIDENCE,
+};
+use mnem_core::Actor;
 use mnem_service::{ChatVerifier, ChatVerifierConfig, Memory};
 use mnem_sqlite::SqliteStore;
 use mnem_store::{EvidenceStore, GraphView};
@@ -31,29 +35,34 @@ fn request(text: &str) -> RememberRequest {
     .unwrap()
 }
 
-async fn memory_with_verifier(url: String, threshold: f64) -> Memory<SqliteStore> {
+/// Remembers the claim "Mark works on Atlas" cited on `text`, with the model verifier
+/// at `url` (threshold 0.7); returns the memory, the team's actor and the claim's outcome.
+async fn claim_judged_at(
+    url: String,
+    text: &str,
+) -> (Memory<SqliteStore>, Actor, RelationshipOutcome) {
     let store = SqliteStore::open_in_memory(clock()).unwrap();
     let verifier = ChatVerifier::new(ChatVerifierConfig {
         base_url: url,
         model: "judge".into(),
         api_key: None,
     });
-    Memory::open(store, None)
+    let memory = Memory::open(store, None)
         .await
         .unwrap()
-        .with_verifier(Arc::new(verifier), threshold)
+        .with_verifier(Arc::new(verifier), DEFAULT_MODEL_CONFIDENCE);
+    let actor = memory.store().open_team("t").await.unwrap();
+    let outcome = memory
+        .remember_request(&actor, request(text))
+        .await
+        .unwrap();
+    (memory, actor, outcome.relationships[0].clone())
 }
 
 #[tokio::test]
 async fn stand_in_llm_confident_entailment_validates_and_is_recorded() {
     let (url, bodies) = stand_in_endpoint(answer("entailed", 0.9));
-    let memory = memory_with_verifier(url, 0.7).await;
-    let actor = memory.store().open_team("t").await.unwrap();
-    let outcome = memory
-        .remember_request(&actor, request("Mark works on Atlas"))
-        .await
-        .unwrap();
-    let r = &outcome.relationships[0];
+    let (memory, actor, r) = claim_judged_at(url, "Mark works on Atlas").await;
     assert_eq!(r.tier, Tier::ValidatedClaim);
     let trace = memory
         .trace(&actor, r.relationship_id, GraphView::default())
@@ -74,41 +83,23 @@ async fn stand_in_llm_confident_entailment_validates_and_is_recorded() {
 #[tokio::test]
 async fn stand_in_llm_below_threshold_leaves_a_candidate() {
     let (url, _) = stand_in_endpoint(answer("entailed", 0.6));
-    let memory = memory_with_verifier(url, 0.7).await;
-    let actor = memory.store().open_team("t").await.unwrap();
-    let outcome = memory
-        .remember_request(&actor, request("Mark works on Atlas"))
-        .await
-        .unwrap();
-    assert_eq!(outcome.relationships[0].tier, Tier::Candidate);
-    assert_eq!(outcome.relationships[0].verdict, Verdict::Insufficient);
+    let (_, _, r) = claim_judged_at(url, "Mark works on Atlas").await;
+    assert_eq!(r.tier, Tier::Candidate);
+    assert_eq!(r.verdict, Verdict::Insufficient);
 }
 
 #[tokio::test]
 async fn stand_in_llm_confident_contradiction_rejects() {
     let (url, _) = stand_in_endpoint(answer("contradicted", 0.95));
-    let memory = memory_with_verifier(url, 0.7).await;
-    let actor = memory.store().open_team("t").await.unwrap();
-    let outcome = memory
-        .remember_request(&actor, request("Mark works on Atlas"))
-        .await
-        .unwrap();
-    assert_eq!(
-        outcome.relationships[0].status,
-        RelationshipStatus::Rejected
-    );
+    let (_, _, r) = claim_judged_at(url, "Mark works on Atlas").await;
+    assert_eq!(r.status, RelationshipStatus::Rejected);
 }
 
 #[tokio::test]
 async fn stand_in_llm_is_not_asked_when_the_spans_do_not_check_out() {
     let (url, bodies) = stand_in_endpoint(answer("entailed", 1.0));
-    let memory = memory_with_verifier(url, 0.7).await;
-    let actor = memory.store().open_team("t").await.unwrap();
-    let outcome = memory
-        .remember_request(&actor, request("Mark likes tea"))
-        .await
-        .unwrap();
-    assert_eq!(outcome.relationships[0].tier, Tier::Candidate);
+    let (_, _, r) = claim_judged_at(url, "Mark likes tea").await;
+    assert_eq!(r.tier, Tier::Candidate);
     assert!(bodies.lock().unwrap().is_empty(), "no model call");
 }
 
@@ -118,13 +109,8 @@ async fn unreachable_llm_verifier_leaves_a_candidate_and_says_why() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let memory = memory_with_verifier(format!("http://127.0.0.1:{port}"), 0.7).await;
-    let actor = memory.store().open_team("t").await.unwrap();
-    let outcome = memory
-        .remember_request(&actor, request("Mark works on Atlas"))
-        .await
-        .unwrap();
-    let r = &outcome.relationships[0];
+    let url = format!("http://127.0.0.1:{port}");
+    let (memory, actor, r) = claim_judged_at(url, "Mark works on Atlas").await;
     assert_eq!(r.tier, Tier::Candidate);
     let trace = memory
         .trace(&actor, r.relationship_id, GraphView::default())

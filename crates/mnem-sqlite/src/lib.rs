@@ -130,6 +130,24 @@ impl SqliteStore {
         .await
         .map_err(StoreError::backend)?
     }
+
+    /// Runs `work` in one write transaction (taking the write lock up front, so a
+    /// read-then-write never deadlocks with another writer), committed when it succeeds.
+    async fn with_tx<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T> + Send + 'static,
+    {
+        self.with_conn(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
+            let out = work(&tx)?;
+            tx.commit().db()?;
+            Ok(out)
+        })
+        .await
+    }
 }
 
 impl EvidenceStore for SqliteStore {
@@ -218,15 +236,8 @@ impl GraphStore for SqliteStore {
         let team = validate_team_name(team)?.to_string();
         let profile = validate_profile_name(profile)?.to_string();
         let now = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            let actor = ensure_profile(&tx, &team, &profile, now)?;
-            tx.commit().db()?;
-            Ok(actor)
-        })
-        .await
+        self.with_tx(move |tx| ensure_profile(tx, &team, &profile, now))
+            .await
     }
 
     async fn replayed(
@@ -247,15 +258,8 @@ impl GraphStore for SqliteStore {
     ) -> Result<RememberOutcome> {
         let actor = *actor;
         let now = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            let outcome = graph::write::commit_remember(&tx, &actor, request, now)?;
-            tx.commit().db()?;
-            Ok(outcome)
-        })
-        .await
+        self.with_tx(move |tx| graph::write::commit_remember(tx, &actor, request, now))
+            .await
     }
 
     async fn retract_evidence(
@@ -281,14 +285,8 @@ impl GraphStore for SqliteStore {
     async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
         let actor = *actor;
         let at = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            graph::write::forget(&tx, &actor, &ids, at)?;
-            tx.commit().db()
-        })
-        .await
+        self.with_tx(move |tx| graph::write::forget(tx, &actor, &ids, at))
+            .await
     }
 
     async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
@@ -304,15 +302,8 @@ impl GraphStore for SqliteStore {
     ) -> Result<RelationshipOutcome> {
         let actor = *actor;
         let now = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            let outcome = graph::write::commit_correction(&tx, &actor, correction, now)?;
-            tx.commit().db()?;
-            Ok(outcome)
-        })
-        .await
+        self.with_tx(move |tx| graph::write::commit_correction(tx, &actor, correction, now))
+            .await
     }
 
     async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
@@ -392,12 +383,8 @@ impl SqliteStore {
     ) -> Result<()> {
         let actor = *actor;
         let at = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            graph::write::move_evidence(&tx, &actor, &ids, state, reason.as_deref(), at)?;
-            tx.commit().db()
+        self.with_tx(move |tx| {
+            graph::write::move_evidence(tx, &actor, &ids, state, reason.as_deref(), at)
         })
         .await
     }
@@ -410,28 +397,15 @@ impl SearchIndex for SqliteStore {
 
     async fn activate_contract(&self, contract: &EmbeddingContract) -> Result<()> {
         let contract = contract.clone();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            search::activate_contract(&tx, &contract)?;
-            tx.commit().db()
-        })
-        .await
+        self.with_tx(move |tx| search::activate_contract(tx, &contract))
+            .await
     }
 
     async fn reindex(&self, contract: &EmbeddingContract) -> Result<u64> {
         let contract = contract.clone();
         let now = self.clock.now();
-        self.with_conn(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .db()?;
-            let queued = search::reindex(&tx, &contract, now)?;
-            tx.commit().db()?;
-            Ok(queued)
-        })
-        .await
+        self.with_tx(move |tx| search::reindex(tx, &contract, now))
+            .await
     }
 
     async fn pending_documents(&self, limit: usize) -> Result<Vec<PendingDocument>> {
