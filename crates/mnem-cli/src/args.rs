@@ -115,6 +115,9 @@ pub enum Command {
     Correct(CorrectArgs),
     /// Show one evidence record with its lifecycle history.
     Show(ShowArgs),
+    /// Serve the memory tools over MCP on stdin/stdout (for desktop MCP clients), as the
+    /// --team and --as principal; logs go to stderr.
+    Mcp,
     /// Search freshness, the embedding contract, and the last degraded branch.
     Status,
     /// Re-embed every document with the active embedder (needed to switch models).

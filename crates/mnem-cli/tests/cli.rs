@@ -612,3 +612,75 @@ fn bad_structured_requests_name_the_item_and_field_and_write_nothing() {
     }
     assert!(!store.path.exists(), "bad input never creates the store");
 }
+
+/// `mnem mcp` driven by the official Rust SDK's client over the child's stdio: the
+/// protocol owns stdout, so any stray print would break this.
+#[tokio::test]
+async fn mcp_over_stdio_remembers_and_recalls_as_its_team() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use rmcp::ServiceExt;
+
+    let store = Store::new();
+    store.ok(&[
+        "--team",
+        "elsewhere",
+        "--embedder",
+        "none",
+        "remember",
+        "the launch code is 42",
+    ]);
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mnem")).configure(|cmd| {
+        cmd.env_remove("MNEM_DB")
+            .env("MNEM_LOG", "debug")
+            .arg("--db")
+            .arg(&store.path)
+            .args(["--team", "ours", "--embedder", "none", "mcp"]);
+    });
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn mnem mcp");
+    let client = ().serve(transport).await.expect("initialize");
+    let tools = client.list_all_tools().await.expect("list tools");
+    assert_eq!(tools.len(), 6);
+    let call = |tool: &'static str, args: Value| {
+        CallToolRequestParams::new(tool).with_arguments(args.as_object().expect("object").clone())
+    };
+    let remembered = client
+        .call_tool(call(
+            "remember",
+            serde_json::json!({"evidence": [{"content": "the launch moved to May"}]}),
+        ))
+        .await
+        .expect("remember");
+    assert_ne!(remembered.is_error, Some(true));
+    let recalled = client
+        .call_tool(call(
+            "recall_memory",
+            serde_json::json!({"query": "launch"}),
+        ))
+        .await
+        .expect("recall");
+    let text = &recalled.content[0].as_text().expect("text").text;
+    let recalled: Value = serde_json::from_str(text).expect("json");
+    let contexts: Vec<&str> = recalled["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["context"].as_str().expect("context"))
+        .collect();
+    assert_eq!(
+        contexts,
+        ["the launch moved to May"],
+        "only this team's memory"
+    );
+    client.cancel().await.expect("close");
+    let mut log = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr.expect("stderr"), &mut log)
+        .await
+        .expect("read stderr");
+    assert!(log.contains("store opened"), "logs go to stderr: {log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(!log.contains("ended abnormally"), "{log}");
+}

@@ -6,6 +6,7 @@ macro_rules! word_enum {
     ($(#[$meta:meta])* $name:ident, $field:literal, { $($variant:ident => $word:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(rename_all = "snake_case")]
         pub enum $name { $($variant),+ }
 

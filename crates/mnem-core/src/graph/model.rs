@@ -98,6 +98,7 @@ impl fmt::Display for Polarity {
 /// A typed literal object (`"object": {"value": {"type": "number", "value": 3}}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TypedValue {
     String(String),
     Number(f64),

@@ -22,6 +22,7 @@ pub const MAX_ALIASES: usize = 16;
 /// One evidence item as a client writes it (stamps as RFC 3339 text).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EvidenceInput {
     pub content: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,6 +65,7 @@ impl EvidenceInput {
 /// An entity endpoint by name; resolution inside the team turns it into an id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EntityInput {
     pub name: String,
     #[serde(default = "default_kind")]
@@ -81,6 +83,7 @@ fn default_kind() -> EntityKind {
 /// (how the value is written in the evidence, e.g. "March 1st").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ObjectInput {
     Entity(EntityInput),
     Value {
@@ -103,6 +106,7 @@ pub enum CitedEvidence {
 /// A cited span in Unicode code points, `[start, end)`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SupportInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<usize>,
@@ -117,6 +121,7 @@ pub struct SupportInput {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RelationshipInput {
     pub subject: EntityInput,
     pub predicate: String,
@@ -138,6 +143,7 @@ pub struct RelationshipInput {
 /// make a newer claim supersede (same author) or dispute (another author) an older one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PredicateInput {
     pub key: String,
     pub single_valued: bool,
@@ -146,6 +152,7 @@ pub struct PredicateInput {
 /// `remember` as a structured request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RememberRequest {
     pub evidence: Vec<EvidenceInput>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -161,6 +168,7 @@ pub struct RememberRequest {
 /// correction is a claim and must be proven like one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Correction {
     pub expected_version: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]

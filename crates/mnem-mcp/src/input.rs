@@ -1,0 +1,187 @@
+//! Tool arguments: what an MCP client sends, with JSON Schemas that refuse unknown fields,
+//! turned into core types (stamps from RFC 3339 text, closed vocabularies parsed) with
+//! errors that name the field.
+
+use mnem_core::graph::Correction;
+use mnem_core::{
+    EntityId, EvidenceId, Order, RecallQuery, RelationshipId, Scope, Timestamp, ValidationError,
+};
+use mnem_store::GraphView;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+fn stamp(field: &str, text: Option<String>) -> Result<Option<Timestamp>, ValidationError> {
+    text.map(|t| Timestamp::parse(field, &t)).transpose()
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallInput {
+    /// What to look for, in plain words (at most 512 characters).
+    #[serde(default)]
+    pub query: String,
+    /// Results to return at most (1-50, default 10).
+    pub limit: Option<usize>,
+    /// Byte budget of all returned contexts together (default 6000).
+    pub context_bytes: Option<usize>,
+    /// Only evidence of these kinds (fact, decision, preference, observation, ...).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Only evidence observed at or after this time (RFC 3339 or YYYY-MM-DD).
+    pub since: Option<String>,
+    /// Only evidence observed before this time (RFC 3339 or YYYY-MM-DD).
+    pub until: Option<String>,
+    /// Drop results scoring below this (scores are in (0, 1]).
+    pub min_score: Option<f64>,
+    /// `relevance` (default) or `recent`.
+    pub order: Option<String>,
+    /// A scope path such as `acme/api`.
+    pub scope: Option<String>,
+    /// With `scope`: also read its ancestors up to team-wide.
+    #[serde(default)]
+    pub include_ancestors: bool,
+    /// Real-world time: what was valid then.
+    pub valid_at: Option<String>,
+    /// System time: what memory knew then.
+    pub known_at: Option<String>,
+    /// Evidence already seen (at most 200): not returned again.
+    #[serde(default)]
+    pub known_evidence_ids: Vec<EvidenceId>,
+    /// Relationships already seen (at most 200): not in discovery paths.
+    #[serde(default)]
+    pub known_relationship_ids: Vec<RelationshipId>,
+    /// Entities to explore from (at most 50), e.g. from an earlier discovery path.
+    #[serde(default)]
+    pub expand_from_entity_ids: Vec<EntityId>,
+    /// Discovery paths to return at most (0-20, default 5).
+    pub path_limit: Option<usize>,
+}
+
+impl RecallInput {
+    /// The recall this asks for. An agent must ask something: a query, or entities to
+    /// expand from (a bare listing is for people, on the CLI).
+    pub fn into_query(self) -> Result<RecallQuery, ValidationError> {
+        if self.query.trim().is_empty() && self.expand_from_entity_ids.is_empty() {
+            return Err(ValidationError::new(
+                "query",
+                "give a query or expand_from_entity_ids",
+            ));
+        }
+        let defaults = RecallQuery::default();
+        Ok(RecallQuery {
+            query: self.query,
+            limit: self.limit.unwrap_or(defaults.limit),
+            context_bytes: self.context_bytes.unwrap_or(defaults.context_bytes),
+            kinds: self.kinds,
+            since: stamp("since", self.since)?,
+            until: stamp("until", self.until)?,
+            min_score: self.min_score,
+            order: self
+                .order
+                .map(|o| o.parse::<Order>())
+                .transpose()?
+                .unwrap_or_default(),
+            scope: self.scope.map(|s| Scope::parse(&s)).transpose()?,
+            include_ancestors: self.include_ancestors,
+            valid_at: stamp("valid_at", self.valid_at)?,
+            known_at: stamp("known_at", self.known_at)?,
+            known_evidence_ids: self.known_evidence_ids,
+            known_relationship_ids: self.known_relationship_ids,
+            expand_from_entity_ids: self.expand_from_entity_ids,
+            path_limit: self.path_limit.unwrap_or(defaults.path_limit),
+            ..defaults
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceInput {
+    /// A relationship id from a discovery path or a remember outcome.
+    pub relationship_id: RelationshipId,
+    /// Real-world time: validity as of then.
+    pub valid_at: Option<String>,
+    /// System time: the relationship as memory knew it then.
+    pub known_at: Option<String>,
+}
+
+impl TraceInput {
+    pub fn into_parts(self) -> Result<(RelationshipId, GraphView), ValidationError> {
+        Ok((
+            self.relationship_id,
+            GraphView {
+                valid_at: stamp("valid_at", self.valid_at)?,
+                known_at: stamp("known_at", self.known_at)?,
+            },
+        ))
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetractInput {
+    /// The evidence to retract (1-200 ids).
+    pub evidence_ids: Vec<EvidenceId>,
+    /// Why; kept in the lifecycle log.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetInput {
+    /// Your own private evidence to erase (1-200 ids).
+    pub evidence_ids: Vec<EvidenceId>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectInput {
+    /// The relationship to correct.
+    pub relationship_id: RelationshipId,
+    /// The new version: `expected_version` from trace_memory, `reason`, `supports`
+    /// citing stored evidence by `evidence_id`, and any of object, polarity,
+    /// predicate_surface, valid_from, valid_to.
+    pub correction: Correction,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_recall_needs_a_query_or_entities() {
+        let err = RecallInput::default().into_query().unwrap_err();
+        assert_eq!(err.field, "query");
+        let expand = RecallInput {
+            expand_from_entity_ids: vec!["0190a5e4-0000-7000-8000-000000000001"
+                .parse::<EntityId>()
+                .unwrap()],
+            ..RecallInput::default()
+        };
+        assert!(expand.into_query().is_ok());
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let bad = |input: RecallInput| input.into_query().unwrap_err().field;
+        let with = |f: fn(&mut RecallInput)| {
+            let mut input = RecallInput {
+                query: "x".into(),
+                ..RecallInput::default()
+            };
+            f(&mut input);
+            input
+        };
+        assert_eq!(bad(with(|i| i.since = Some("soon".into()))), "since");
+        assert_eq!(bad(with(|i| i.order = Some("sideways".into()))), "order");
+        assert_eq!(bad(with(|i| i.scope = Some("a//b".into()))), "scope");
+    }
+
+    #[test]
+    fn unknown_arguments_are_refused() {
+        let parsed = serde_json::from_value::<RecallInput>(serde_json::json!({
+            "query": "x", "team": "someone-else"
+        }));
+        assert!(parsed.is_err(), "no argument can name a team");
+    }
+}

@@ -1,0 +1,186 @@
+//! The MCP tools through the rmcp client over an in-process pipe: the same JSON-RPC a
+//! stdio client speaks, on a real SQLite store.
+
+use std::sync::Arc;
+
+use mnem_core::{ManualClock, Timestamp};
+use mnem_mcp::MemoryTools;
+use mnem_service::Memory;
+use mnem_sqlite::SqliteStore;
+use mnem_store::EvidenceStore;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A server for team `team` on `store`, and a client connected to it.
+async fn connect(store: SqliteStore, team: &str) -> Client {
+    let actor = store.open_team(team).await.unwrap();
+    let memory = Arc::new(Memory::open(store, None).await.unwrap());
+    let (client_side, server_side) = tokio::io::duplex(1 << 16);
+    let tools = MemoryTools::new(memory, actor);
+    tokio::spawn(async move {
+        let running = tools.serve(server_side).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    ().serve(client_side).await.unwrap()
+}
+
+fn store() -> SqliteStore {
+    let clock = Arc::new(ManualClock::new(
+        Timestamp::from_seconds(1_700_000_000),
+        1_000,
+    ));
+    SqliteStore::open_in_memory(clock).unwrap()
+}
+
+async fn call(client: &Client, tool: &'static str, arguments: Value) -> CallToolResult {
+    let arguments = arguments.as_object().unwrap().clone();
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .unwrap()
+}
+
+fn text(result: &CallToolResult) -> &str {
+    result.content[0]
+        .as_text()
+        .map(|t| t.text.as_str())
+        .unwrap()
+}
+
+/// The JSON a successful tool returned.
+fn ok(result: &CallToolResult) -> Value {
+    assert_ne!(result.is_error, Some(true), "tool failed: {}", text(result));
+    serde_json::from_str(text(result)).unwrap()
+}
+
+#[tokio::test]
+async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
+    let client = connect(store(), "t").await;
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "correct_relationship",
+            "forget",
+            "recall_memory",
+            "remember",
+            "retract_evidence",
+            "trace_memory"
+        ]
+    );
+    for tool in &tools {
+        assert_eq!(
+            tool.input_schema.get("additionalProperties"),
+            Some(&json!(false)),
+            "{}",
+            tool.name
+        );
+        assert!(tool.description.as_ref().is_some_and(|d| d.len() > 80));
+    }
+    let info = client.peer_info().unwrap();
+    assert!(info
+        .instructions
+        .as_deref()
+        .unwrap()
+        .contains("trace_memory"));
+}
+
+#[tokio::test]
+async fn remember_recall_trace_over_mcp() {
+    let client = connect(store(), "t").await;
+    let outcome = ok(&call(
+        &client,
+        "remember",
+        json!({
+            "evidence": [{"content": "Mark works on Atlas.", "source": "standup"}],
+            "relationships": [{
+                "subject": {"name": "Mark", "kind": "person"}, "predicate": "works_on",
+                "object": {"entity": {"name": "Atlas", "kind": "project"}},
+                "supports": [{"evidence": 0, "start": 0, "end": 19}]
+            }]
+        }),
+    )
+    .await);
+    let relationship = outcome["relationships"][0]["relationship_id"].clone();
+    assert_eq!(outcome["relationships"][0]["status"], "active");
+
+    let recalled = ok(&call(
+        &client,
+        "recall_memory",
+        json!({"query": "who works on Atlas"}),
+    )
+    .await);
+    assert_eq!(recalled["results"][0]["context"], "Mark works on Atlas.");
+    assert_eq!(
+        recalled["discovery_paths"][0]["relationships"][0]["relationship_id"],
+        relationship
+    );
+
+    let trace = ok(&call(
+        &client,
+        "trace_memory",
+        json!({"relationship_id": relationship}),
+    )
+    .await);
+    assert_eq!(trace["supports"][0]["quote"], "Mark works on Atlas");
+}
+
+#[tokio::test]
+async fn bad_arguments_are_tool_errors_that_name_the_field() {
+    let client = connect(store(), "t").await;
+    let empty = call(&client, "recall_memory", json!({})).await;
+    assert_eq!(empty.is_error, Some(true));
+    assert!(text(&empty).starts_with("query:"), "{}", text(&empty));
+    let span = call(
+        &client,
+        "remember",
+        json!({
+            "evidence": [{"content": "short"}],
+            "relationships": [{
+                "subject": {"name": "a"}, "predicate": "p", "object": {"entity": {"name": "b"}},
+                "supports": [{"evidence": 0, "start": 0, "end": 99}]
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(span.is_error, Some(true));
+    assert!(text(&span).contains("relationships[0].supports[0].end"));
+    let unknown = client
+        .call_tool(
+            CallToolRequestParams::new("recall_memory").with_arguments(
+                json!({"query": "x", "team": "other"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await;
+    let refused = match unknown {
+        Err(_) => true,
+        Ok(result) => result.is_error == Some(true),
+    };
+    assert!(refused, "an unknown argument (here: a team) is refused");
+}
+
+#[tokio::test]
+async fn each_server_sees_only_its_own_team() {
+    let shared = store();
+    let ours = connect(shared.clone(), "ours").await;
+    let theirs = connect(shared, "theirs").await;
+    ok(&call(
+        &ours,
+        "remember",
+        json!({"evidence": [{"content": "the vault code is 1234"}]}),
+    )
+    .await);
+    let seen = ok(&call(&theirs, "recall_memory", json!({"query": "vault code"})).await);
+    assert_eq!(seen["results"], json!([]));
+    let own = ok(&call(&ours, "recall_memory", json!({"query": "vault code"})).await);
+    assert_eq!(own["results"].as_array().unwrap().len(), 1);
+}
