@@ -1,0 +1,101 @@
+"""mnem's MCP server driven by the official Python MCP SDK (a client nobody here
+wrote), over stdio: initialize, list tools, remember, recall, trace, and a tool error.
+
+Usage: python mcp_stdio.py PATH_TO_MNEM   (exits non-zero on the first failed check)
+"""
+
+import asyncio
+import json
+import sys
+import tempfile
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+EXPECTED_TOOLS = {
+    "correct_relationship",
+    "forget",
+    "recall_memory",
+    "remember",
+    "retract_evidence",
+    "trace_memory",
+}
+
+
+def check(condition, what):
+    if not condition:
+        raise SystemExit(f"FAILED: {what}")
+    print(f"ok: {what}")
+
+
+def result_json(result):
+    check(not getattr(result, "is_error", getattr(result, "isError", False)), "tool call succeeded")
+    return json.loads(result.content[0].text)
+
+
+async def run(mnem: str, db: str) -> None:
+    server = StdioServerParameters(
+        command=mnem, args=["--db", db, "--team", "e2e", "--embedder", "none", "mcp"]
+    )
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            info = getattr(init, "server_info", None) or getattr(init, "serverInfo")
+            check(info.name == "mnem", "the server says it is mnem")
+
+            tools = await session.list_tools()
+            names = {tool.name for tool in tools.tools}
+            check(names == EXPECTED_TOOLS, f"the six memory tools are listed ({sorted(names)})")
+
+            outcome = result_json(
+                await session.call_tool(
+                    "remember",
+                    {
+                        "evidence": [{"content": "Mark works on Atlas.", "source": "e2e"}],
+                        "relationships": [
+                            {
+                                "subject": {"name": "Mark", "kind": "person"},
+                                "predicate": "works_on",
+                                "object": {"entity": {"name": "Atlas", "kind": "project"}},
+                                "supports": [{"evidence": 0, "start": 0, "end": 19}],
+                            }
+                        ],
+                    },
+                )
+            )
+            relationship = outcome["relationships"][0]["relationship_id"]
+            check(outcome["relationships"][0]["status"] == "active", "the claim is verified and active")
+
+            recalled = result_json(
+                await session.call_tool("recall_memory", {"query": "who works on Atlas"})
+            )
+            check(
+                recalled["results"][0]["context"] == "Mark works on Atlas.",
+                "recall returns the evidence",
+            )
+            path_ids = [
+                edge["relationship_id"]
+                for path in recalled["discovery_paths"]
+                for edge in path["relationships"]
+            ]
+            check(relationship in path_ids, "the relationship is a discovery path")
+
+            trace = result_json(
+                await session.call_tool("trace_memory", {"relationship_id": relationship})
+            )
+            check(trace["supports"][0]["quote"] == "Mark works on Atlas", "trace quotes the span")
+
+            bad = await session.call_tool("recall_memory", {"query": ""})
+            is_error = getattr(bad, "is_error", getattr(bad, "isError", False))
+            check(is_error and bad.content[0].text.startswith("query:"), "bad input is a tool error naming the field")
+
+
+def main() -> None:
+    mnem = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(run(mnem, f"{tmp}/e2e.db"))
+    print("mcp stdio e2e: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
