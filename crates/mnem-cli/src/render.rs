@@ -5,7 +5,8 @@ use mnem_core::graph::{
     DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
 };
 use mnem_core::{
-    Evidence, EvidenceId, LifecycleEvent, PublicRecall, PublicResult, RecallHit, ScoreComponents,
+    Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult, RecallHit,
+    ScoreComponents,
 };
 use mnem_service::{EmbedReport, Status};
 use serde::Serialize;
@@ -15,11 +16,23 @@ fn print_json(value: &serde_json::Value) {
     println!("{value}");
 }
 
+/// The new id; a write that screening held says so (stored, but never recalled).
 pub fn remembered(evidence: &Evidence, as_json: bool) {
+    let held = evidence.state != LifecycleState::Current;
     if as_json {
-        print_json(&json!({ "evidence_id": evidence.id }));
+        if held {
+            print_json(&json!({ "evidence_id": evidence.id, "state": evidence.state }));
+        } else {
+            print_json(&json!({ "evidence_id": evidence.id }));
+        }
     } else {
         println!("{}", evidence.id);
+    }
+    if held {
+        eprintln!(
+            "warning: stored {} (see `mnem show {}`): it will not be recalled",
+            evidence.state, evidence.id
+        );
     }
 }
 
@@ -120,7 +133,10 @@ pub fn remembered_request(outcome: &RememberOutcome, as_json: bool) {
         return;
     }
     for e in &outcome.evidence {
-        println!("evidence      {}  {}", e.evidence_id, e.state);
+        match &e.quarantined_because {
+            Some(why) => println!("evidence      {}  {}: {why}", e.evidence_id, e.state),
+            None => println!("evidence      {}  {}", e.evidence_id, e.state),
+        }
     }
     for r in &outcome.relationships {
         println!(

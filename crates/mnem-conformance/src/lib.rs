@@ -92,6 +92,7 @@ macro_rules! conformance_suite {
                 valid_at_selects_relationships_by_validity,
                 known_ids_are_not_returned_again,
                 relationships_from_private_evidence_stay_private,
+                screened_evidence_is_held_reported_and_never_recalled,
             );
         }
         mod vector_branch {

@@ -233,6 +233,10 @@ pub struct NewEvidence {
     pub space: Space,
     pub observed_at: Option<Timestamp>,
     pub expires_at: Option<Timestamp>,
+    /// Set by write-time screening (`crate::screen`): the item is stored `quarantined`
+    /// with this reason in its first lifecycle event, in the same transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantine: Option<String>,
 }
 
 impl NewEvidence {
@@ -252,6 +256,7 @@ impl NewEvidence {
             space: Space::Team,
             observed_at: None,
             expires_at: None,
+            quarantine: None,
         }
     }
 
@@ -324,7 +329,11 @@ impl NewEvidence {
             recorded_at,
             expires_at: self.expires_at,
             content_hash,
-            state: LifecycleState::Current,
+            state: if self.quarantine.is_some() {
+                LifecycleState::Quarantined
+            } else {
+                LifecycleState::Current
+            },
         })
     }
 }

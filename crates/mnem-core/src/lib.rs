@@ -19,6 +19,7 @@ pub mod order;
 pub mod pipeline;
 pub mod recall;
 pub mod score;
+pub mod screen;
 pub mod stamp;
 pub mod temporal;
 pub mod text;

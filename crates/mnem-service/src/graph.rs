@@ -73,11 +73,14 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         actor: &Actor,
         request: RememberRequest,
     ) -> Result<RememberOutcome> {
-        let valid = request.validated().map_err(StoreError::from)?;
+        let mut valid = request.validated().map_err(StoreError::from)?;
         if let Some(key) = &valid.idempotency_key {
             if let Some(outcome) = self.store.replayed(actor, key, &valid.request_hash).await? {
                 return Ok(outcome);
             }
+        }
+        for (i, new) in valid.evidence.iter_mut().enumerate() {
+            crate::hold_if_flagged(new, i);
         }
         let mut relationships = Vec::with_capacity(valid.relationships.len());
         for (i, proposal) in valid.relationships.iter().enumerate() {

@@ -53,6 +53,16 @@ pub struct Recall {
     pub discovery: Duration,
 }
 
+/// Screens one evidence item, holding it (quarantine at write) when a rule fires.
+pub(crate) fn hold_if_flagged(new: &mut NewEvidence, index: usize) {
+    if let Some(reason) =
+        mnem_core::screen::quarantine_reason(&mnem_core::screen::screen(&new.content))
+    {
+        tracing::warn!(evidence = index, %reason, "evidence quarantined at write");
+        new.quarantine = Some(reason);
+    }
+}
+
 /// A skipped branch, stamped with the recall's one clock reading.
 fn degradation(branch: Branch, reason: String, at: Timestamp) -> Degradation {
     Degradation {
@@ -140,7 +150,11 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
 
     /// Commits at once (full-text searchable on return); the vector is computed later by
     /// the embedding worker.
-    pub async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Evidence> {
+    ///
+    /// Screened first (`mnem_core::screen`): an item that looks like an attempt to steer
+    /// a later reader is stored `quarantined`, with the reason in its lifecycle log.
+    pub async fn remember(&self, actor: &Actor, mut new: NewEvidence) -> Result<Evidence> {
+        hold_if_flagged(&mut new, 0);
         Ok(self.store.remember(actor, new).await?)
     }
 

@@ -161,6 +161,7 @@ impl EvidenceStore for SqliteStore {
 
     async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Evidence> {
         let recorded_at = self.clock.now();
+        let hold = new.quarantine.clone();
         let evidence = new.into_evidence(
             EvidenceId(new_uuid_v7(recorded_at)),
             actor.team,
@@ -169,7 +170,7 @@ impl EvidenceStore for SqliteStore {
         )?;
         self.with_conn(move |conn| {
             let tx = conn.transaction().db()?;
-            insert_evidence(&tx, &evidence)?;
+            insert_evidence(&tx, &evidence, hold.as_deref())?;
             tx.commit().db()?;
             Ok(evidence)
         })
@@ -534,7 +535,13 @@ fn ensure_profile(
     })
 }
 
-pub(crate) fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> Result<()> {
+/// Inserts a new record with its first lifecycle event; `reason` explains a state other
+/// than `current` (a screening hold, a superseded late revision).
+pub(crate) fn insert_evidence(
+    tx: &rusqlite::Transaction<'_>,
+    e: &Evidence,
+    reason: Option<&str>,
+) -> Result<()> {
     let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
     let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
     tx.execute(
@@ -594,7 +601,7 @@ pub(crate) fn insert_evidence(tx: &rusqlite::Transaction<'_>, e: &Evidence) -> R
         team: e.team,
         profile: e.owner,
     };
-    append_event(tx, &actor, e.id, e.state, e.recorded_at, None)
+    append_event(tx, &actor, e.id, e.state, e.recorded_at, reason)
 }
 
 pub(crate) fn append_event(

@@ -19,6 +19,9 @@ pub const TRACE_MAX_QUOTE_BYTES: usize = 16 * 1024;
 pub struct EvidenceOutcome {
     pub evidence_id: EvidenceId,
     pub state: LifecycleState,
+    /// Why write-time screening held the item (it is stored, never recalled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantined_because: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -69,12 +69,24 @@ pub fn commit_remember(
         declare_predicate(tx, actor, predicate, *single_valued, now)?;
     }
     let mut inserted: Vec<Evidence> = Vec::with_capacity(request.evidence.len());
+    let mut holds: Vec<Option<String>> = Vec::with_capacity(request.evidence.len());
     for (i, new) in request.evidence.into_iter().enumerate() {
+        let hold = new.quarantine.clone();
         let mut evidence = new
             .into_evidence(EvidenceId(new_uuid_v7(now)), actor.team, actor.profile, now)
             .map_err(|e| ValidationError::new(format!("evidence[{i}].{}", e.field), e.reason))?;
-        let older = revision_standing(tx, actor, &mut evidence)?;
-        insert_evidence(tx, &evidence)?;
+        // A held item supersedes nothing: it is not current itself.
+        let older = if hold.is_some() {
+            Vec::new()
+        } else {
+            revision_standing(tx, actor, &mut evidence)?
+        };
+        let reason = match evidence.state {
+            LifecycleState::Superseded => Some("a newer source revision is already stored"),
+            _ => hold.as_deref(),
+        };
+        insert_evidence(tx, &evidence, reason)?;
+        holds.push(hold);
         move_evidence(
             tx,
             actor,
@@ -106,9 +118,11 @@ pub fn commit_remember(
     let outcome = RememberOutcome {
         evidence: inserted
             .iter()
-            .map(|e| EvidenceOutcome {
+            .zip(holds)
+            .map(|(e, hold)| EvidenceOutcome {
                 evidence_id: e.id,
                 state: e.state,
+                quarantined_because: hold,
             })
             .collect(),
         relationships: outcomes,
