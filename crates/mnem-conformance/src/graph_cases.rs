@@ -76,6 +76,27 @@ async fn profile<S: Backend>(fx: &Fixture<S>, name: &str) -> Actor {
         .expect("open profile")
 }
 
+/// Tracing `id` as `actor` is `RelationshipNotFound`: it does not exist for them.
+async fn want_untraceable<S: Backend>(
+    fx: &Fixture<S>,
+    actor: &Actor,
+    id: RelationshipId,
+    why: &str,
+) {
+    let err = fx
+        .memory
+        .trace(actor, id, GraphView::default())
+        .await
+        .expect_err(why);
+    assert!(
+        matches!(
+            err,
+            ServiceError::Store(StoreError::RelationshipNotFound { .. })
+        ),
+        "{why}: {err}"
+    );
+}
+
 async fn status<S: Backend>(fx: &Fixture<S>, id: RelationshipId) -> RelationshipStatus {
     fx.store
         .relationship(&fx.actor, id)
@@ -483,15 +504,13 @@ pub async fn same_name_entities_never_cross_teams<S: Backend>(fx: Fixture<S>) {
         .await
         .discovery_paths
         .is_empty());
-    let err = fx
-        .memory
-        .trace(&theirs, ours.relationship_id, GraphView::default())
-        .await
-        .expect_err("another team's relationship");
-    assert!(matches!(
-        err,
-        ServiceError::Store(StoreError::RelationshipNotFound { .. })
-    ));
+    want_untraceable(
+        &fx,
+        &theirs,
+        ours.relationship_id,
+        "another team's relationship",
+    )
+    .await;
 }
 
 pub async fn hub_expansion_is_bounded<S: Backend>(fx: Fixture<S>) {
@@ -793,15 +812,13 @@ pub async fn forget_erases_private_evidence_and_what_derives_only_from_it<S: Bac
             .hits,
         "erased",
     );
-    let gone = fx
-        .memory
-        .trace(&fx.actor, relationship, GraphView::default())
-        .await
-        .expect_err("derived only from erased evidence");
-    assert!(matches!(
-        gone,
-        ServiceError::Store(StoreError::RelationshipNotFound { .. })
-    ));
+    want_untraceable(
+        &fx,
+        &fx.actor,
+        relationship,
+        "derived only from erased evidence",
+    )
+    .await;
     let team = fx.remember("team-wide note").await;
     let refused = fx
         .memory
@@ -922,15 +939,7 @@ pub async fn relationships_from_private_evidence_stay_private<S: Backend>(fx: Fi
         theirs.discovery_paths.is_empty(),
         "bob sees no path from my private note"
     );
-    let err = fx
-        .memory
-        .trace(&bob, mine.relationship_id, GraphView::default())
-        .await
-        .expect_err("not bob's to trace");
-    assert!(matches!(
-        err,
-        ServiceError::Store(StoreError::RelationshipNotFound { .. })
-    ));
+    want_untraceable(&fx, &bob, mine.relationship_id, "not bob's to trace").await;
 }
 
 pub async fn screened_evidence_is_held_reported_and_never_recalled<S: Backend>(fx: Fixture<S>) {

@@ -53,11 +53,24 @@ async fn fill(store: &SqliteStore, actor: &Actor, rng: &mut Rng, centers: &[Vec<
         new.observed_at = Some(Timestamp::from_seconds(START + i as i64));
         store.remember(actor, new).await.unwrap();
     }
+    give_vectors(store, Some(actor.team), rng, centers).await;
+}
+
+/// Stores a clustered synthetic vector for every pending document (of `team` only, when
+/// given), until none is pending.
+async fn give_vectors(
+    store: &SqliteStore,
+    team: Option<mnem_core::TeamId>,
+    rng: &mut Rng,
+    centers: &[Vec<f32>],
+) {
     loop {
-        let pending = store.pending_documents(500).await.unwrap();
-        let pending: Vec<_> = pending
+        let pending: Vec<_> = store
+            .pending_documents(500)
+            .await
+            .unwrap()
             .into_iter()
-            .filter(|d| d.team == actor.team)
+            .filter(|d| team.is_none_or(|t| d.team == t))
             .collect();
         if pending.is_empty() {
             break;
@@ -214,20 +227,7 @@ async fn graph_seeds_from_hnsw_match_the_exact_scan() {
     memory.remember_request(&other, request).await.unwrap();
 
     let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
-    loop {
-        let pending = exact.pending_documents(500).await.unwrap();
-        if pending.is_empty() {
-            break;
-        }
-        let vectors = pending
-            .into_iter()
-            .map(|doc| {
-                let center = &centers[(rng.next().abs() * CLUSTERS as f32) as usize % CLUSTERS];
-                (doc, rng.unit(Some(center), 0.35))
-            })
-            .collect();
-        exact.store_vectors(&contract(), vectors).await.unwrap();
-    }
+    give_vectors(&exact, None, &mut rng, &centers).await;
 
     let (mut found, mut wanted) = (0, 0);
     for _ in 0..QUERIES {
