@@ -1,12 +1,13 @@
 //! The command line, declared with clap. Values are parsed into core types here, so a
 //! malformed flag fails before anything is opened or written.
 
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use mnem_core::{
-    Authority, EntityId, EvidenceId, Order, RankingProfile, Ref, RelationshipId, Scope, SourceType,
-    Timestamp,
+    Access, Authority, EntityId, EvidenceId, Order, RankingProfile, Ref, RelationshipId, Scope,
+    SourceType, Timestamp,
 };
 
 #[derive(Debug, Parser)]
@@ -118,6 +119,15 @@ pub enum Command {
     /// Serve the memory tools over MCP on stdin/stdout (for desktop MCP clients), as the
     /// --team and --as principal; logs go to stderr.
     Mcp,
+    /// Serve MCP (streamable HTTP at /mcp) and the JSON API (/v1/) to many clients,
+    /// each authenticated by an API key (`mnem key create`).
+    Serve(ServeArgs),
+    /// Manage teams (tenants) for `mnem serve`.
+    #[command(subcommand)]
+    Team(TeamCommand),
+    /// Manage API keys for `mnem serve`: the key fixes team, profile and scope.
+    #[command(subcommand)]
+    Key(KeyCommand),
     /// Search freshness, the embedding contract, and the last degraded branch.
     Status,
     /// Re-embed every document with the active embedder (needed to switch models).
@@ -126,6 +136,64 @@ pub enum Command {
     Bench(BenchCommand),
     /// Measure retrieval quality on a public benchmark (LongMemEval, LoCoMo).
     Eval(EvalCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback by default; put TLS in front for other hosts).
+    #[arg(long, env = "MNEM_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// Sustained requests per second allowed per API key.
+    #[arg(long, env = "MNEM_RATE_LIMIT", default_value_t = NonZeroU32::new(50).expect("non-zero"))]
+    pub rate_limit: NonZeroU32,
+    /// Requests a key may make in a burst before the sustained rate applies.
+    #[arg(long, env = "MNEM_RATE_BURST", default_value_t = NonZeroU32::new(100).expect("non-zero"))]
+    pub burst: NonZeroU32,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "MNEM_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// A Host name clients use to reach /mcp besides loopback (repeatable); other Host
+    /// headers are refused (DNS-rebinding protection).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TeamCommand {
+    /// Create a team.
+    Create {
+        /// The team's name (letters, digits, `-`, `_`, `.`).
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Create an API key for --team acting as --profile; the key is printed once.
+    Create(KeyCreateArgs),
+    /// Revoke a key by its prefix (the part after `mnem_`); refused at once everywhere.
+    Revoke {
+        /// The key's prefix, as `mnem key list` shows it.
+        prefix: String,
+    },
+    /// List the keys of --team (prefixes, profiles, scopes, expiry; never secrets).
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyCreateArgs {
+    /// The profile the key acts as (created on first use); defaults to --as.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// `read` (recall, trace) or `write` (also remember, retract, correct, forget).
+    #[arg(long)]
+    pub scope: Access,
+    /// When the key stops working (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_parser = parse_expires_at, conflicts_with = "expires_in_days")]
+    pub expires_at: Option<Timestamp>,
+    /// Days from now until the key stops working.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub expires_in_days: Option<u32>,
 }
 
 #[derive(Debug, Args)]

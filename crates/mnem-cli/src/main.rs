@@ -14,9 +14,11 @@ use clap::Parser;
 use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::{NewEvidence, RecallQuery, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
-use mnem_service::{spawn_worker, ChatVerifier, ChatVerifierConfig, Memory, ServiceError};
+use mnem_service::{
+    spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig, Memory, ServiceError,
+};
 use mnem_sqlite::SqliteStore;
-use mnem_store::{EvidenceStore, GraphStore, GraphView, StoreError, SystemClock};
+use mnem_store::{CredentialStore, EvidenceStore, GraphStore, GraphView, StoreError, SystemClock};
 
 use args::{Cli, Command, RecallArgs, RememberArgs};
 
@@ -37,9 +39,10 @@ impl From<StoreError> for Failure {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Invalid(invalid) => Failure::Input(invalid.to_string()),
-            err @ (StoreError::Conflict(_) | StoreError::NotPermitted { .. }) => {
-                Failure::Input(err.to_string())
-            }
+            err @ (StoreError::Conflict(_)
+            | StoreError::NotPermitted { .. }
+            | StoreError::TeamNotFound { .. }
+            | StoreError::KeyNotFound { .. }) => Failure::Input(err.to_string()),
             other => Failure::Runtime(other.to_string()),
         }
     }
@@ -60,8 +63,14 @@ fn main() -> ExitCode {
         Err(err) => return clap_failure(err),
     };
     init_logging();
+    // One command, one request: a single worker thread. The server answers many clients
+    // at once and takes every core.
+    let workers = match cli.command {
+        Command::Serve(_) => std::thread::available_parallelism().map_or(2, |n| n.get()),
+        _ => 1,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+        .worker_threads(workers)
         .enable_all()
         .build()
     {
@@ -144,6 +153,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     }
     let path = store_path(cli.db.clone())?;
     let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+    // Server administration and the server itself act for no one principal.
+    match &cli.command {
+        Command::Serve(args) => return serve(&cli, args, store).await,
+        Command::Team(command) => return team(command, store, cli.json).await,
+        Command::Key(command) => return key(&cli, command, store).await,
+        _ => {}
+    }
     let actor = store.open_profile(&cli.team, &cli.as_profile).await?;
     tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
     match cli.command {
@@ -224,7 +240,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             ));
             let wake = Arc::new(tokio::sync::Notify::new());
             let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
-            let tools = mnem_mcp::MemoryTools::new(memory, actor).notifying(wake);
+            let ops = mnem_mcp::Operations::new(memory).notifying(wake);
+            let tools = mnem_mcp::MemoryTools::new(ops, mnem_core::Principal::local(actor));
             let served = mnem_mcp::serve_stdio(tools).await;
             worker.abort();
             served.map_err(Failure::Runtime)?;
@@ -233,8 +250,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let memory = Memory::unchecked(store, embedder(&cli)?);
             render::status(&memory.status().await?, cli.json);
         }
-        // These ran above, on their own temporary stores.
-        Command::Bench(_) | Command::Eval(_) => {}
+        // These ran above: on their own temporary stores, or for no one principal.
+        Command::Bench(_)
+        | Command::Eval(_)
+        | Command::Serve(_)
+        | Command::Team(_)
+        | Command::Key(_) => {}
         Command::Reindex => {
             let memory = Memory::unchecked(store, embedder(&cli)?);
             let report = memory.reindex().await?;
@@ -488,4 +509,104 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<
             .map_err(|e| Failure::Input(format!("{what}: cannot read {}: {e}", path.display())))?
     };
     serde_json::from_str(&text).map_err(|e| Failure::Input(format!("{what}: {e}")))
+}
+
+/// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker.
+async fn serve(cli: &Cli, args: &args::ServeArgs, store: SqliteStore) -> Result<(), Failure> {
+    let store = store.with_ann_threshold(ANN_THRESHOLD);
+    let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
+    let memory = Arc::new(with_verifier(
+        Memory::open(store, embedder(cli)?).await?,
+        cli,
+    ));
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
+    let config = mnem_server::ServerConfig {
+        limits: mnem_server::ServerLimits {
+            max_body_bytes: args.max_body_bytes,
+            requests_per_second: args.rate_limit,
+            burst: args.burst,
+        },
+        allowed_hosts: args.allowed_hosts.clone(),
+    };
+    let router = mnem_server::router(
+        mnem_mcp::Operations::new(memory).notifying(wake),
+        auth,
+        &config,
+    );
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", args.listen)))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    // Scripts wait for this line (on stderr, like every log) before sending requests.
+    eprintln!("mnem serve: listening on http://{bound} (MCP at /mcp, JSON API at /v1/)");
+    let served = mnem_server::serve(listener, router, shutdown_signal()).await;
+    worker.abort();
+    served.map_err(|e| Failure::Runtime(format!("server failed: {e}")))
+}
+
+/// Resolves on Ctrl-C or SIGTERM, so in-flight requests finish before the process ends.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}
+
+async fn team(command: &args::TeamCommand, store: SqliteStore, json: bool) -> Result<(), Failure> {
+    match command {
+        args::TeamCommand::Create { name } => {
+            let id = store.create_team(name).await?;
+            render::team_created(name, id, json);
+        }
+    }
+    Ok(())
+}
+
+async fn key(cli: &Cli, command: &args::KeyCommand, store: SqliteStore) -> Result<(), Failure> {
+    let auth = Authenticator::new(Arc::new(store.clone()));
+    match command {
+        args::KeyCommand::Create(args) => {
+            let profile = args.profile.as_deref().unwrap_or(&cli.as_profile);
+            let expires_at = args.expires_at.or_else(|| {
+                args.expires_in_days
+                    .map(|days| store.clock().now().plus_seconds(i64::from(days) * 86_400))
+            });
+            let issued = auth
+                .issue(&cli.team, profile, args.scope, expires_at)
+                .await
+                .map_err(auth_failure)?;
+            render::key_created(&issued, cli.json);
+        }
+        args::KeyCommand::Revoke { prefix } => {
+            let record = auth.revoke(prefix).await.map_err(auth_failure)?;
+            render::keys(std::slice::from_ref(&record), cli.json);
+        }
+        args::KeyCommand::List => render::keys(&store.team_keys(&cli.team).await?, cli.json),
+    }
+    Ok(())
+}
+
+fn auth_failure(err: AuthError) -> Failure {
+    match err {
+        AuthError::Store(store) => store.into(),
+        other => Failure::Runtime(other.to_string()),
+    }
 }

@@ -5,10 +5,10 @@ use mnem_core::graph::{
     DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
 };
 use mnem_core::{
-    Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult, RecallHit,
-    ScoreComponents,
+    ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult,
+    RecallHit, ScoreComponents, TeamId,
 };
-use mnem_service::{EmbedReport, Status};
+use mnem_service::{EmbedReport, IssuedKey, Status};
 use serde::Serialize;
 use serde_json::json;
 
@@ -328,6 +328,62 @@ pub fn reindexed(report: &EmbedReport, as_json: bool) {
         println!(
             "re-embedded {} documents ({} failed attempts)",
             report.embedded, report.failed_attempts
+        );
+    }
+}
+
+pub fn team_created(name: &str, id: TeamId, as_json: bool) {
+    if as_json {
+        print_json(&json!({ "team": name, "team_id": id }));
+    } else {
+        println!("created team {name} ({id})");
+    }
+}
+
+fn key_json(key: &ApiKeyRecord) -> serde_json::Value {
+    json!({
+        "prefix": key.prefix,
+        "team": key.team_name,
+        "profile": key.profile_name,
+        "scope": key.access,
+        "created_at": key.created_at.to_rfc3339(),
+        "expires_at": key.expires_at.map(|t| t.to_rfc3339()),
+        "revoked_at": key.revoked_at.map(|t| t.to_rfc3339()),
+    })
+}
+
+/// The new key, the only time its token is ever shown.
+pub fn key_created(issued: &IssuedKey, as_json: bool) {
+    if as_json {
+        let mut value = key_json(&issued.record);
+        value["key"] = json!(issued.token);
+        print_json(&value);
+    } else {
+        println!("{}", issued.token);
+        eprintln!(
+            "created {} key {} for {}/{} — store it now, it is not shown again",
+            issued.record.access,
+            issued.record.prefix,
+            issued.record.team_name,
+            issued.record.profile_name
+        );
+    }
+}
+
+pub fn keys(keys: &[ApiKeyRecord], as_json: bool) {
+    if as_json {
+        print_json(&json!(keys.iter().map(key_json).collect::<Vec<_>>()));
+        return;
+    }
+    for key in keys {
+        let state = match (key.revoked_at, key.expires_at) {
+            (Some(at), _) => format!("revoked {}", at.to_rfc3339()),
+            (None, Some(at)) => format!("expires {}", at.to_rfc3339()),
+            (None, None) => "no expiry".to_string(),
+        };
+        println!(
+            "{}  {}/{}  {}  {}",
+            key.prefix, key.team_name, key.profile_name, key.access, state
         );
     }
 }

@@ -9,6 +9,7 @@
 mod vocab;
 
 pub mod anchors;
+pub mod auth;
 pub mod clock;
 pub mod embedding;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod stamp;
 pub mod temporal;
 pub mod text;
 
+pub use auth::{Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal};
 pub use clock::{Clock, ManualClock};
 pub use embedding::EmbeddingContract;
 pub use error::ValidationError;

@@ -2,25 +2,23 @@
 //! Rust SDK (`rmcp`). Thin glue like the CLI: arguments are parsed into core types, the
 //! service does the work, results are the public shapes as JSON text.
 //!
-//! Architecture invariant: the principal (team and profile) is fixed when the server is
-//! built, before any tool runs; no tool argument can name or change it. Logs go to
-//! stderr: on stdio, stdout is the protocol.
+//! Architecture invariant: the principal (team, profile, access) is fixed before any tool
+//! runs — when the server is built (stdio, one local user) or by the HTTP layer's
+//! authentication of each request — and no tool argument can name or change it. Logs go
+//! to stderr: on stdio, stdout is the protocol.
 
 mod input;
+mod ops;
 
-use std::sync::Arc;
-
-use mnem_core::{Actor, PublicRecall};
-use mnem_service::{Memory, ServiceError};
-use mnem_store::{GraphStore, GraphView, SearchIndex, StoreError};
+use mnem_core::Principal;
+use mnem_store::{GraphStore, SearchIndex};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
-use serde::Serialize;
-use tokio::sync::Notify;
 
 pub use input::{CorrectInput, ForgetInput, RecallInput, RetractInput, TraceInput};
+pub use ops::{OpError, OpErrorClass, Operations};
 
 /// How an agent should use the tools, sent once at initialisation.
 const INSTRUCTIONS: &str = "Long-term memory for this team. Call recall_memory at the start \
@@ -32,61 +30,63 @@ believed, when claims conflict, or before acting on a high-stakes fact. Call rem
 the user states something worth keeping, citing spans of the evidence for any relationship \
 you propose.";
 
-/// The memory tools of one principal over one store.
+/// Where a tool call's principal comes from.
+#[derive(Clone)]
+enum Caller {
+    /// One principal for the whole session (stdio: the local user).
+    Fixed(Principal),
+    /// The principal the HTTP layer authenticated and put in this request's extensions.
+    PerRequest,
+}
+
+/// The memory tools over one store, acting as a principal fixed before any tool runs.
 #[derive(Clone)]
 pub struct MemoryTools<S> {
-    memory: Arc<Memory<S>>,
-    actor: Actor,
-    /// Wakes the embedding worker after a write, when the process runs one.
-    written: Option<Arc<Notify>>,
+    ops: Operations<S>,
+    caller: Caller,
     tool_router: ToolRouter<Self>,
 }
 
 impl<S> MemoryTools<S> {
-    /// Notifies `wake` after every write, so a background embedding worker picks the new
-    /// documents up at once.
-    pub fn notifying(mut self, wake: Arc<Notify>) -> Self {
-        self.written = Some(wake);
-        self
-    }
-
-    fn wrote(&self) {
-        if let Some(wake) = &self.written {
-            wake.notify_one();
+    /// Who this call acts as. On HTTP, a request that reached a tool without an
+    /// authenticated principal is refused (the router authenticates every request first,
+    /// so this is a wiring error, never a fallback to some default team).
+    fn caller(&self, extensions: &Extensions) -> Result<Principal, String> {
+        match &self.caller {
+            Caller::Fixed(principal) => Ok(principal.clone()),
+            Caller::PerRequest => extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Principal>())
+                .cloned()
+                .ok_or_else(|| "unauthenticated request".to_string()),
         }
     }
 }
 
-/// A tool failure as the agent should see it: what to fix, never internals.
-fn failure(err: ServiceError) -> String {
-    match err {
-        ServiceError::Store(
-            err @ (StoreError::Invalid(_)
-            | StoreError::NotFound { .. }
-            | StoreError::RelationshipNotFound { .. }
-            | StoreError::Conflict(_)
-            | StoreError::NotPermitted { .. }),
-        ) => err.to_string(),
-        ServiceError::Dependency { .. } => err.to_string(),
-        other => {
-            tracing::error!(error = %other, "tool failed");
-            "internal error; the server log has the details".into()
-        }
-    }
-}
-
-fn json<T: Serialize>(value: &T) -> Result<String, String> {
-    serde_json::to_string(value).map_err(|e| format!("cannot encode the result: {e}"))
+/// A tool's answer: the operation's JSON as text, or its public error message.
+fn answer(result: Result<serde_json::Value, OpError>) -> Result<String, String> {
+    result
+        .map(|value| value.to_string())
+        .map_err(|err| err.public_message())
 }
 
 #[tool_router]
 impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
-    /// Tools acting as `actor` (its team and profile) on `memory`.
-    pub fn new(memory: Arc<Memory<S>>, actor: Actor) -> Self {
+    /// Tools acting as `principal` for every call (stdio: the local user).
+    pub fn new(ops: Operations<S>, principal: Principal) -> Self {
+        Self::with_caller(ops, Caller::Fixed(principal))
+    }
+
+    /// Tools acting, per call, as the principal the HTTP layer authenticated for that
+    /// request.
+    pub fn per_request(ops: Operations<S>) -> Self {
+        Self::with_caller(ops, Caller::PerRequest)
+    }
+
+    fn with_caller(ops: Operations<S>, caller: Caller) -> Self {
         Self {
-            memory,
-            actor,
-            written: None,
+            ops,
+            caller,
             tool_router: Self::tool_router(),
         }
     }
@@ -97,14 +97,10 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     async fn recall_memory(
         &self,
         Parameters(input): Parameters<RecallInput>,
+        extensions: Extensions,
     ) -> Result<String, String> {
-        let query = input.into_query().map_err(|e| e.to_string())?;
-        let recall = self
-            .memory
-            .recall(&self.actor, query)
-            .await
-            .map_err(failure)?;
-        json(&PublicRecall::new(&recall.hits, recall.discovery_paths))
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.recall(&caller, input).await)
     }
 
     #[tool(
@@ -112,15 +108,11 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     )]
     async fn remember(
         &self,
-        Parameters(request): Parameters<mnem_core::graph::RememberRequest>,
+        Parameters(input): Parameters<mnem_core::graph::RememberRequest>,
+        extensions: Extensions,
     ) -> Result<String, String> {
-        let outcome = self
-            .memory
-            .remember_request(&self.actor, request)
-            .await
-            .map_err(failure)?;
-        self.wrote();
-        json(&outcome)
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.remember(&caller, input).await)
     }
 
     #[tool(
@@ -129,14 +121,10 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     async fn trace_memory(
         &self,
         Parameters(input): Parameters<TraceInput>,
+        extensions: Extensions,
     ) -> Result<String, String> {
-        let (id, view): (_, GraphView) = input.into_parts().map_err(|e| e.to_string())?;
-        let trace = self
-            .memory
-            .trace(&self.actor, id, view)
-            .await
-            .map_err(failure)?;
-        json(&trace)
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.trace(&caller, input).await)
     }
 
     #[tool(
@@ -145,12 +133,10 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     async fn retract_evidence(
         &self,
         Parameters(input): Parameters<RetractInput>,
+        extensions: Extensions,
     ) -> Result<String, String> {
-        self.memory
-            .retract_evidence(&self.actor, input.evidence_ids.clone(), input.reason)
-            .await
-            .map_err(failure)?;
-        json(&serde_json::json!({ "retracted": input.evidence_ids }))
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.retract(&caller, input).await)
     }
 
     #[tool(
@@ -159,25 +145,22 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     async fn correct_relationship(
         &self,
         Parameters(input): Parameters<CorrectInput>,
+        extensions: Extensions,
     ) -> Result<String, String> {
-        let outcome = self
-            .memory
-            .correct_relationship(&self.actor, input.relationship_id, input.correction)
-            .await
-            .map_err(failure)?;
-        self.wrote();
-        json(&outcome)
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.correct(&caller, input).await)
     }
 
     #[tool(
         description = "Permanently erase your own private evidence and whatever was derived only from it, leaving a content-free tombstone. Team evidence cannot be forgotten; retract it instead."
     )]
-    async fn forget(&self, Parameters(input): Parameters<ForgetInput>) -> Result<String, String> {
-        self.memory
-            .forget(&self.actor, input.evidence_ids.clone())
-            .await
-            .map_err(failure)?;
-        json(&serde_json::json!({ "erased": input.evidence_ids }))
+    async fn forget(
+        &self,
+        Parameters(input): Parameters<ForgetInput>,
+        extensions: Extensions,
+    ) -> Result<String, String> {
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.forget(&caller, input).await)
     }
 }
 

@@ -20,7 +20,10 @@ async fn connect(store: SqliteStore, team: &str) -> Client {
     let actor = store.open_team(team).await.unwrap();
     let memory = Arc::new(Memory::open(store, None).await.unwrap());
     let (client_side, server_side) = tokio::io::duplex(1 << 16);
-    let tools = MemoryTools::new(memory, actor);
+    let tools = MemoryTools::new(
+        mnem_mcp::Operations::new(memory),
+        mnem_core::Principal::local(actor),
+    );
     tokio::spawn(async move {
         let running = tools.serve(server_side).await.unwrap();
         let _ = running.waiting().await;

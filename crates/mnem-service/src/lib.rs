@@ -6,10 +6,12 @@
 //! Architecture invariant: no ranking decisions here and no SQL; transports hold no
 //! logic beyond parsing and rendering.
 
+mod auth;
 mod graph;
 mod verifier;
 mod worker;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +25,7 @@ use mnem_store::{Degradation, GraphStore, SearchFreshness, SearchIndex, StoreErr
 use serde::Serialize;
 use thiserror::Error;
 
+pub use auth::{AuthError, Authenticator, IssuedKey};
 pub use graph::{DISCOVERY_TIME_BUDGET, MAX_IDS_PER_CALL};
 pub use verifier::{parse_judgement, ChatVerifier, ChatVerifierConfig, EntailmentModel};
 pub use worker::{spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS};
@@ -92,6 +95,9 @@ pub struct Memory<S> {
     verifier: Option<Arc<dyn EntailmentModel>>,
     verifier_threshold: f64,
     discovery_limits: DiscoveryLimits,
+    /// Recalls that ran without a branch, per branch (lexical, vector), since start: an
+    /// operator's outage signal, exported by the server.
+    degraded_recalls: [AtomicU64; 2],
 }
 
 impl<S: GraphStore + SearchIndex> Memory<S> {
@@ -115,6 +121,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             verifier: None,
             verifier_threshold: DEFAULT_MODEL_CONFIDENCE,
             discovery_limits: DiscoveryLimits::default(),
+            degraded_recalls: Default::default(),
         }
     }
 
@@ -243,6 +250,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             None => {}
         }
         for degradation in &degraded {
+            let slot = usize::from(degradation.branch == "vector");
+            self.degraded_recalls[slot].fetch_add(1, Ordering::Relaxed);
             // Lexical-only by configuration is expected; an outage is worth a warning.
             if self.embedder.is_some() {
                 tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
@@ -282,6 +291,14 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         vectors
             .pop()
             .ok_or_else(|| "provider returned no vector".to_string())
+    }
+
+    /// How many recalls ran without each branch since this process started.
+    pub fn degraded_recall_counts(&self) -> [(&'static str, u64); 2] {
+        [
+            ("lexical", self.degraded_recalls[0].load(Ordering::Relaxed)),
+            ("vector", self.degraded_recalls[1].load(Ordering::Relaxed)),
+        ]
     }
 
     pub async fn status(&self) -> Result<Status> {

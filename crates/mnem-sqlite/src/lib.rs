@@ -7,6 +7,7 @@
 
 mod ann;
 mod candidates;
+mod credentials;
 mod fts;
 mod graph;
 mod migrations;
@@ -482,7 +483,7 @@ impl SearchIndex for SqliteStore {
 }
 
 /// Resolves (creating on first use) a team and one of its profiles by name.
-fn ensure_profile(
+pub(crate) fn ensure_profile(
     tx: &rusqlite::Transaction<'_>,
     team: &str,
     profile: &str,

@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_search_documents.sql"),
     include_str!("migrations/0003_graph.sql"),
     include_str!("migrations/0004_graph_documents.sql"),
+    include_str!("migrations/0005_api_keys.sql"),
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

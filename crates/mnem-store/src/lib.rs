@@ -12,8 +12,9 @@ use mnem_core::graph::{
     RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
 };
 use mnem_core::{
-    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
-    NewEvidence, RecallQuery, RelationshipId, TeamId, Timestamp, ValidationError,
+    Access, Actor, ApiKeyRecord, Candidate, Clock, EmbeddingContract, EntityId, Evidence,
+    EvidenceId, LifecycleEvent, NewEvidence, RecallQuery, RelationshipId, TeamId, Timestamp,
+    ValidationError,
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -47,6 +48,10 @@ pub enum StoreError {
         action: &'static str,
         reason: String,
     },
+    #[error("team `{name}` does not exist; create it with `mnem team create {name}`")]
+    TeamNotFound { name: String },
+    #[error("API key `{prefix}` not found")]
+    KeyNotFound { prefix: String },
     #[error("storage backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -394,4 +399,35 @@ pub fn validate_team_name(name: &str) -> Result<&str, ValidationError> {
 /// Profile names identify a person or agent inside a team; the same rules as team names.
 pub fn validate_profile_name(name: &str) -> Result<&str, ValidationError> {
     validate_team_name(name).map_err(|e| ValidationError::new("profile", e.reason))
+}
+
+/// A key to store: everything but the token's secret, of which only the hash is kept.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub prefix: String,
+    pub team: String,
+    pub profile: String,
+    pub access: Access,
+    pub secret_hash: String,
+    pub expires_at: Option<Timestamp>,
+}
+
+/// Teams and API keys: what the server authenticates against. Kept apart from the memory
+/// traits so a transport that serves one local principal never needs it.
+pub trait CredentialStore: Send + Sync {
+    /// Creates a team; `Conflict` when the name is taken.
+    fn create_team(&self, name: &str) -> impl Future<Output = Result<TeamId>> + Send;
+
+    /// Stores a key for an existing team (`TeamNotFound` otherwise), creating the profile
+    /// on first use.
+    fn insert_key(&self, key: NewApiKey) -> impl Future<Output = Result<ApiKeyRecord>> + Send;
+
+    /// The key with this public prefix, revoked and expired ones included.
+    fn api_key(&self, prefix: &str) -> impl Future<Output = Result<Option<ApiKeyRecord>>> + Send;
+
+    /// Marks the key revoked from now on; revoking twice keeps the first instant.
+    fn revoke_key(&self, prefix: &str) -> impl Future<Output = Result<ApiKeyRecord>> + Send;
+
+    /// Every key of a team, newest first (secrets are never stored, hashes are included).
+    fn team_keys(&self, team: &str) -> impl Future<Output = Result<Vec<ApiKeyRecord>>> + Send;
 }

@@ -1,0 +1,181 @@
+//! The agent-facing operations, once, for every network transport: MCP tools and the
+//! HTTP JSON API both parse into these inputs, call these functions and render these
+//! results, so the two cannot drift apart.
+
+use std::sync::Arc;
+
+use mnem_core::{Principal, PublicRecall, ValidationError};
+use mnem_service::{Memory, ServiceError};
+use mnem_store::{GraphStore, SearchIndex, StoreError};
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+
+use crate::input::{CorrectInput, ForgetInput, RecallInput, RetractInput, TraceInput};
+
+/// Why an operation failed, in classes a transport maps to its own codes (HTTP status,
+/// MCP tool error). `public_message` is safe to show; internals go to the log only.
+#[derive(Debug, thiserror::Error)]
+pub enum OpError {
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    #[error("this API key is read-only; writing needs a key with scope `write`")]
+    ReadOnly,
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+}
+
+/// The class of an [`OpError`], for status codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpErrorClass {
+    BadRequest,
+    Forbidden,
+    NotFound,
+    Conflict,
+    Unavailable,
+    Internal,
+}
+
+impl OpError {
+    pub fn class(&self) -> OpErrorClass {
+        match self {
+            OpError::Invalid(_) => OpErrorClass::BadRequest,
+            OpError::ReadOnly => OpErrorClass::Forbidden,
+            OpError::Service(ServiceError::Dependency { .. }) => OpErrorClass::Unavailable,
+            OpError::Service(ServiceError::Store(err)) => match err {
+                StoreError::Invalid(_) | StoreError::TeamNotFound { .. } => {
+                    OpErrorClass::BadRequest
+                }
+                StoreError::NotFound { .. }
+                | StoreError::RelationshipNotFound { .. }
+                | StoreError::KeyNotFound { .. } => OpErrorClass::NotFound,
+                StoreError::Conflict(_) => OpErrorClass::Conflict,
+                StoreError::NotPermitted { .. } => OpErrorClass::Forbidden,
+                StoreError::SchemaTooNew { .. }
+                | StoreError::ContractMismatch { .. }
+                | StoreError::Backend(_) => OpErrorClass::Internal,
+            },
+        }
+    }
+
+    /// What the caller may see: the error itself, except internals, which are logged.
+    pub fn public_message(&self) -> String {
+        if self.class() == OpErrorClass::Internal {
+            tracing::error!(error = %self, "operation failed");
+            "internal error; the server log has the details".into()
+        } else {
+            self.to_string()
+        }
+    }
+
+    /// The field a validation error names, when there is one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            OpError::Invalid(err)
+            | OpError::Service(ServiceError::Store(StoreError::Invalid(err))) => Some(&err.field),
+            _ => None,
+        }
+    }
+}
+
+fn encoded<T: serde::Serialize>(value: &T) -> Result<Value, OpError> {
+    serde_json::to_value(value)
+        .map_err(|e| OpError::Service(ServiceError::Store(StoreError::Backend(Box::new(e)))))
+}
+
+/// The memory operations over one store, acting for whichever principal a call names.
+pub struct Operations<S> {
+    memory: Arc<Memory<S>>,
+    /// Wakes the embedding worker after a write, when the process runs one.
+    written: Option<Arc<Notify>>,
+}
+
+impl<S> Clone for Operations<S> {
+    fn clone(&self) -> Self {
+        Self {
+            memory: Arc::clone(&self.memory),
+            written: self.written.clone(),
+        }
+    }
+}
+
+impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
+    pub fn new(memory: Arc<Memory<S>>) -> Self {
+        Self {
+            memory,
+            written: None,
+        }
+    }
+
+    /// Notifies `wake` after every write, so a background embedding worker picks the new
+    /// documents up at once.
+    pub fn notifying(mut self, wake: Arc<Notify>) -> Self {
+        self.written = Some(wake);
+        self
+    }
+
+    pub fn memory(&self) -> &Arc<Memory<S>> {
+        &self.memory
+    }
+
+    fn wrote(&self) {
+        if let Some(wake) = &self.written {
+            wake.notify_one();
+        }
+    }
+
+    fn writer(caller: &Principal) -> Result<(), OpError> {
+        if caller.can_write() {
+            Ok(())
+        } else {
+            Err(OpError::ReadOnly)
+        }
+    }
+
+    pub async fn recall(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
+        let query = input.into_query()?;
+        let recall = self.memory.recall(&caller.actor, query).await?;
+        encoded(&PublicRecall::new(&recall.hits, recall.discovery_paths))
+    }
+
+    pub async fn remember(
+        &self,
+        caller: &Principal,
+        request: mnem_core::graph::RememberRequest,
+    ) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        let outcome = self.memory.remember_request(&caller.actor, request).await?;
+        self.wrote();
+        encoded(&outcome)
+    }
+
+    pub async fn trace(&self, caller: &Principal, input: TraceInput) -> Result<Value, OpError> {
+        let (id, view) = input.into_parts()?;
+        encoded(&self.memory.trace(&caller.actor, id, view).await?)
+    }
+
+    pub async fn retract(&self, caller: &Principal, input: RetractInput) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        self.memory
+            .retract_evidence(&caller.actor, input.evidence_ids.clone(), input.reason)
+            .await?;
+        Ok(json!({ "retracted": input.evidence_ids }))
+    }
+
+    pub async fn correct(&self, caller: &Principal, input: CorrectInput) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        let outcome = self
+            .memory
+            .correct_relationship(&caller.actor, input.relationship_id, input.correction)
+            .await?;
+        self.wrote();
+        encoded(&outcome)
+    }
+
+    pub async fn forget(&self, caller: &Principal, input: ForgetInput) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        self.memory
+            .forget(&caller.actor, input.evidence_ids.clone())
+            .await?;
+        Ok(json!({ "erased": input.evidence_ids }))
+    }
+}

@@ -1,0 +1,99 @@
+//! The JSON API under `/v1/`: one `POST` per operation, bodies as the MCP tools' arguments,
+//! results as their results. Errors are `{"error": {"code", "message", "field"?}}`.
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use mnem_core::Principal;
+use mnem_mcp::{OpError, OpErrorClass};
+use mnem_store::{CredentialStore, GraphStore, SearchIndex};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use crate::App;
+
+/// An error response in the API's one shape.
+pub(crate) fn error(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    field: Option<&str>,
+) -> Response {
+    let mut body = json!({"error": {"code": code, "message": message}});
+    if let Some(field) = field {
+        body["error"]["field"] = json!(field);
+    }
+    (status, Json(body)).into_response()
+}
+
+fn op_error(err: OpError) -> Response {
+    let (status, code) = match err.class() {
+        OpErrorClass::BadRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
+        OpErrorClass::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
+        OpErrorClass::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+        OpErrorClass::Conflict => (StatusCode::CONFLICT, "conflict"),
+        OpErrorClass::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        OpErrorClass::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+    };
+    error(status, code, &err.public_message(), err.field())
+}
+
+/// A JSON body whose rejections (bad JSON, unknown field, too large) use the API's error
+/// shape and keep their status (400, 413, 415, 422).
+pub(crate) struct Body<T>(T);
+
+impl<T: DeserializeOwned, St: Send + Sync> FromRequest<St> for Body<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &St) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(value)) => Ok(Body(value)),
+            Err(rejection) => Err(rejected(rejection)),
+        }
+    }
+}
+
+fn rejected(rejection: JsonRejection) -> Response {
+    let status = rejection.status();
+    let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
+        "body_too_large"
+    } else {
+        "invalid_json"
+    };
+    error(status, code, &rejection.body_text(), None)
+}
+
+fn answer(result: Result<Value, OpError>) -> Response {
+    match result {
+        Ok(value) => Json(value).into_response(),
+        Err(err) => op_error(err),
+    }
+}
+
+macro_rules! handlers {
+    ($($name:ident: $input:ty => $op:ident;)+) => {
+        $(
+            pub(crate) async fn $name<S>(
+                State(app): State<App<S>>,
+                Extension(caller): Extension<Principal>,
+                Body(input): Body<$input>,
+            ) -> Response
+            where
+                S: GraphStore + SearchIndex + CredentialStore + 'static,
+            {
+                answer(app.ops.$op(&caller, input).await)
+            }
+        )+
+    };
+}
+
+handlers! {
+    recall: mnem_mcp::RecallInput => recall;
+    remember: mnem_core::graph::RememberRequest => remember;
+    trace: mnem_mcp::TraceInput => trace;
+    retract: mnem_mcp::RetractInput => retract;
+    correct: mnem_mcp::CorrectInput => correct;
+    forget: mnem_mcp::ForgetInput => forget;
+}

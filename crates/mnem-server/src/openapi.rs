@@ -1,0 +1,142 @@
+//! The OpenAPI 3.1 document at `/openapi.json`, generated from the same types the JSON
+//! API deserialises (and the MCP tools publish), so the document cannot drift from what
+//! the server accepts.
+
+use mnem_core::graph::RememberRequest;
+use mnem_mcp::{CorrectInput, ForgetInput, RecallInput, RetractInput, TraceInput};
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde_json::{json, Map, Value};
+
+/// One JSON API operation: `POST /v1/<name>`.
+struct Operation {
+    name: &'static str,
+    summary: &'static str,
+    request: Value,
+    writes: bool,
+}
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    })
+}
+
+fn path_item(op: &Operation) -> Value {
+    let mut responses = Map::new();
+    responses.insert(
+        "200".into(),
+        json!({"description": "The result, as the MCP tool of the same name returns it",
+               "content": {"application/json": {"schema": {"type": "object"}}}}),
+    );
+    responses.insert(
+        "400".into(),
+        error_response("Invalid request; `field` names the input"),
+    );
+    responses.insert(
+        "401".into(),
+        error_response("Missing, invalid, revoked or expired API key"),
+    );
+    if op.writes {
+        responses.insert("403".into(), error_response("The key is read-only"));
+        responses.insert(
+            "409".into(),
+            error_response("Conflict (idempotency key reused with another request, stale version)"),
+        );
+    }
+    responses.insert("404".into(), error_response("Not found in this team"));
+    responses.insert("413".into(), error_response("Request body too large"));
+    responses.insert(
+        "429".into(),
+        json!({"description": "Rate limited; retry after `Retry-After` seconds",
+               "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}),
+    );
+    json!({"post": {
+        "operationId": op.name,
+        "summary": op.summary,
+        "security": [{"apiKey": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": op.request}}},
+        "responses": responses,
+    }})
+}
+
+/// The whole document.
+pub fn document() -> Value {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.definitions_path = "/components/schemas".into();
+    let mut generator = settings.into_generator();
+    let mut schema =
+        |f: fn(&mut schemars::SchemaGenerator) -> schemars::Schema| f(&mut generator).to_value();
+    fn of<T: JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<T>()
+    }
+    let operations = [
+        Operation {
+            name: "recall",
+            summary:
+                "Ranked evidence within a byte budget, plus discovery paths (MCP: recall_memory)",
+            request: schema(of::<RecallInput>),
+            writes: false,
+        },
+        Operation {
+            name: "remember",
+            summary: "Store evidence and the relationship claims it proves (MCP: remember)",
+            request: schema(of::<RememberRequest>),
+            writes: true,
+        },
+        Operation {
+            name: "trace",
+            summary:
+                "One relationship with its evidence, verification and history (MCP: trace_memory)",
+            request: schema(of::<TraceInput>),
+            writes: false,
+        },
+        Operation {
+            name: "retract",
+            summary: "Retract evidence; what it supported is re-assessed (MCP: retract_evidence)",
+            request: schema(of::<RetractInput>),
+            writes: true,
+        },
+        Operation {
+            name: "correct",
+            summary: "A new, version-fenced version of a relationship (MCP: correct_relationship)",
+            request: schema(of::<CorrectInput>),
+            writes: true,
+        },
+        Operation {
+            name: "forget",
+            summary: "Erase your own private evidence and what derives only from it (MCP: forget)",
+            request: schema(of::<ForgetInput>),
+            writes: true,
+        },
+    ];
+    let mut paths = Map::new();
+    for op in &operations {
+        paths.insert(format!("/v1/{}", op.name), path_item(op));
+    }
+    let mut schemas = generator.take_definitions(true);
+    schemas.insert(
+        "Error".into(),
+        json!({"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["code", "message"], "properties": {
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+            "field": {"type": "string", "description": "The input the error is about"}
+        }}}}),
+    );
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "mnem",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Long-term memory for agents and teams. Every call acts as the team and profile of its API key; no argument can name another team."
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer", "description": "`mnem key create` prints the key once"}}
+        }
+    })
+}

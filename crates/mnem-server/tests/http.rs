@@ -1,0 +1,418 @@
+//! The HTTP server's contract, through its router on a real SQLite store: a key fixes the
+//! team before any handler, read-only keys cannot write, revoked keys are refused at
+//! once, limits answer with clear errors, and one team never sees another's memory.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use mnem_core::{Access, ManualClock, Timestamp};
+use mnem_mcp::Operations;
+use mnem_server::{router, ServerConfig, ServerLimits};
+use mnem_service::{Authenticator, Memory};
+use mnem_sqlite::SqliteStore;
+use mnem_store::CredentialStore;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+struct Server {
+    router: Router,
+    auth: Arc<Authenticator<SqliteStore>>,
+    /// Keys: team a (write), team a (read-only), team b (write).
+    a_write: String,
+    a_read: String,
+    b_write: String,
+}
+
+async fn server_with(limits: ServerLimits) -> Server {
+    let clock = Arc::new(ManualClock::new(
+        Timestamp::from_seconds(1_700_000_000),
+        1_000,
+    ));
+    let store = SqliteStore::open_in_memory(clock).unwrap();
+    store.create_team("a").await.unwrap();
+    store.create_team("b").await.unwrap();
+    let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
+    let issue = |team: &'static str, access| {
+        let auth = Arc::clone(&auth);
+        async move { auth.issue(team, "agent", access, None).await.unwrap().token }
+    };
+    let (a_write, a_read, b_write) = (
+        issue("a", Access::Write).await,
+        issue("a", Access::Read).await,
+        issue("b", Access::Write).await,
+    );
+    let memory = Arc::new(Memory::open(store, None).await.unwrap());
+    let config = ServerConfig {
+        limits,
+        allowed_hosts: Vec::new(),
+    };
+    Server {
+        router: router(Operations::new(memory), Arc::clone(&auth), &config),
+        auth,
+        a_write,
+        a_read,
+        b_write,
+    }
+}
+
+async fn server() -> Server {
+    server_with(ServerLimits::default()).await
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: Value,
+    text: String,
+}
+
+async fn send(router: &Router, request: Request<Body>) -> Reply {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Reply {
+        status,
+        headers,
+        body,
+        text,
+    }
+}
+
+async fn post(router: &Router, path: &str, key: Option<&str>, body: Value) -> Reply {
+    let mut request = Request::post(path).header(header::CONTENT_TYPE, "application/json");
+    if let Some(key) = key {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    send(router, request.body(Body::from(body.to_string())).unwrap()).await
+}
+
+async fn get(router: &Router, path: &str) -> Reply {
+    send(router, Request::get(path).body(Body::empty()).unwrap()).await
+}
+
+fn note(text: &str) -> Value {
+    json!({"evidence": [{"content": text}]})
+}
+
+fn contexts(reply: &Reply) -> Vec<String> {
+    reply.body["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results: {}", reply.text))
+        .iter()
+        .map(|r| r["context"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn health_openapi_and_metrics_need_no_key() {
+    let s = server().await;
+    assert_eq!(get(&s.router, "/health").await.status, StatusCode::OK);
+    assert_eq!(get(&s.router, "/ready").await.status, StatusCode::OK);
+    let openapi = get(&s.router, "/openapi.json").await;
+    assert_eq!(openapi.body["openapi"], "3.1.0");
+    for op in [
+        "recall", "remember", "trace", "retract", "correct", "forget",
+    ] {
+        assert!(
+            openapi.body["paths"][format!("/v1/{op}")]["post"].is_object(),
+            "{op} documented"
+        );
+    }
+    let metrics = get(&s.router, "/metrics").await;
+    assert_eq!(metrics.status, StatusCode::OK);
+    assert!(metrics.text.contains("mnem_search_pending_documents"));
+}
+
+#[tokio::test]
+async fn every_ref_in_the_openapi_document_resolves() {
+    let s = server().await;
+    let doc = get(&s.router, "/openapi.json").await.body;
+    let mut refs = Vec::new();
+    fn collect(value: &Value, refs: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    refs.push(r.clone());
+                }
+                map.values().for_each(|v| collect(v, refs));
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, refs)),
+            _ => {}
+        }
+    }
+    collect(&doc, &mut refs);
+    assert!(!refs.is_empty());
+    for r in refs {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("ref outside components: {r}"));
+        assert!(
+            doc["components"]["schemas"][name].is_object(),
+            "{r} resolves"
+        );
+    }
+}
+
+#[tokio::test]
+async fn requests_without_a_valid_key_are_refused_before_any_handler() {
+    let s = server().await;
+    let missing = post(&s.router, "/v1/recall", None, json!({"query": "x"})).await;
+    assert_eq!(missing.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(missing.headers[header::WWW_AUTHENTICATE], "Bearer");
+    assert_eq!(missing.body["error"]["code"], "unauthorized");
+    let forged = format!("{}x", &s.a_write[..s.a_write.len() - 1]);
+    let invalid = post(
+        &s.router,
+        "/v1/recall",
+        Some(&forged),
+        json!({"query": "x"}),
+    )
+    .await;
+    assert_eq!(invalid.status, StatusCode::UNAUTHORIZED);
+    let mcp = post(
+        &s.router,
+        "/mcp",
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(mcp.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_team_never_sees_another_teams_memory() {
+    let s = server().await;
+    let stored = post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.a_write),
+        json!({
+            "evidence": [{"content": "Mark works on Atlas."}],
+            "relationships": [{
+                "subject": {"name": "Mark", "kind": "person"},
+                "predicate": "works_on",
+                "object": {"entity": {"name": "Atlas", "kind": "project"}},
+                "supports": [{"evidence": 0, "start": 0, "end": 19}]
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(stored.status, StatusCode::OK, "{}", stored.text);
+    let relationship = stored.body["relationships"][0]["relationship_id"].clone();
+    let query = json!({"query": "who works on Atlas"});
+    let own = post(&s.router, "/v1/recall", Some(&s.a_read), query.clone()).await;
+    assert_eq!(contexts(&own), ["Mark works on Atlas."]);
+    let other = post(&s.router, "/v1/recall", Some(&s.b_write), query).await;
+    assert_eq!(other.status, StatusCode::OK);
+    assert!(contexts(&other).is_empty());
+    assert_eq!(other.body["discovery_paths"], json!([]));
+    let trace = json!({"relationship_id": relationship});
+    let traced = post(&s.router, "/v1/trace", Some(&s.a_read), trace.clone()).await;
+    assert_eq!(traced.status, StatusCode::OK, "{}", traced.text);
+    let foreign = post(&s.router, "/v1/trace", Some(&s.b_write), trace).await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn no_argument_can_name_a_team() {
+    let s = server().await;
+    let reply = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.b_write),
+        json!({"query": "x", "team": "a"}),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(reply.body["error"]["code"], "invalid_json");
+    assert!(reply.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("unknown field `team`"));
+}
+
+#[tokio::test]
+async fn read_only_keys_cannot_write() {
+    let s = server().await;
+    let reply = post(&s.router, "/v1/remember", Some(&s.a_read), note("x")).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    assert_eq!(reply.body["error"]["code"], "forbidden");
+    let retract = post(
+        &s.router,
+        "/v1/retract",
+        Some(&s.a_read),
+        json!({"evidence_ids": ["0190a5e4-0000-7000-8000-000000000001"]}),
+    )
+    .await;
+    assert_eq!(retract.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn a_revoked_key_gets_401_on_its_next_request() {
+    let s = server().await;
+    let query = json!({"query": "anything"});
+    let before = post(&s.router, "/v1/recall", Some(&s.a_read), query.clone()).await;
+    assert_eq!(before.status, StatusCode::OK);
+    let prefix = mnem_core::KeyToken::parse(&s.a_read).unwrap().prefix;
+    s.auth.revoke(&prefix).await.unwrap();
+    let after = post(&s.router, "/v1/recall", Some(&s.a_read), query).await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED);
+    assert!(after.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("revoked"));
+}
+
+#[tokio::test]
+async fn bad_values_name_their_field_and_list_sizes_are_bounded() {
+    let s = server().await;
+    let ids: Vec<String> = (0..201)
+        .map(|i| format!("0190a5e4-0000-7000-8000-{i:012}"))
+        .collect();
+    let reply = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.a_read),
+        json!({"query": "x", "known_evidence_ids": ids}),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.body["error"]["field"], "known_evidence_ids");
+    let long = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.a_read),
+        json!({"query": "q".repeat(513)}),
+    )
+    .await;
+    assert_eq!(long.body["error"]["field"], "query");
+    let evidence: Vec<Value> = (0..51)
+        .map(|i| json!({"content": format!("n{i}")}))
+        .collect();
+    let many = post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.a_write),
+        json!({"evidence": evidence}),
+    )
+    .await;
+    assert_eq!(many.status, StatusCode::BAD_REQUEST, "{}", many.text);
+    assert_eq!(many.body["error"]["field"], "evidence");
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_refused_with_413() {
+    let s = server_with(ServerLimits {
+        max_body_bytes: 1024,
+        ..ServerLimits::default()
+    })
+    .await;
+    let big = note(&"word ".repeat(400));
+    let reply = post(&s.router, "/v1/remember", Some(&s.a_write), big.clone()).await;
+    assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let mcp = post(
+        &s.router,
+        "/mcp",
+        Some(&s.a_write),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "remember", "arguments": big}}),
+    )
+    .await;
+    assert_eq!(mcp.status, StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn a_key_over_its_rate_gets_429_with_retry_after_and_others_are_unaffected() {
+    let s = server_with(ServerLimits {
+        requests_per_second: NonZeroU32::new(1).unwrap(),
+        burst: NonZeroU32::new(2).unwrap(),
+        ..ServerLimits::default()
+    })
+    .await;
+    let query = json!({"query": "x"});
+    for _ in 0..2 {
+        let ok = post(&s.router, "/v1/recall", Some(&s.a_read), query.clone()).await;
+        assert_eq!(ok.status, StatusCode::OK);
+    }
+    let limited = post(&s.router, "/v1/recall", Some(&s.a_read), query.clone()).await;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = limited.headers[header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry >= 1);
+    let other = post(&s.router, "/v1/recall", Some(&s.b_write), query).await;
+    assert_eq!(other.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn concurrent_clients_get_their_own_answers() {
+    let s = server().await;
+    for (key, text) in [
+        (&s.a_write, "alpha team notes"),
+        (&s.b_write, "beta team notes"),
+    ] {
+        let reply = post(&s.router, "/v1/remember", Some(key), note(text)).await;
+        assert_eq!(reply.status, StatusCode::OK);
+    }
+    let query = json!({"query": "team notes"});
+    let calls = (0..16).map(|i| {
+        let key = if i % 2 == 0 { &s.a_read } else { &s.b_write }.clone();
+        let (router, query) = (s.router.clone(), query.clone());
+        async move { (i, post(&router, "/v1/recall", Some(&key), query).await) }
+    });
+    for (i, reply) in futures_join_all(calls).await {
+        let want = if i % 2 == 0 {
+            "alpha team notes"
+        } else {
+            "beta team notes"
+        };
+        assert_eq!(contexts(&reply), [want]);
+    }
+}
+
+/// Runs the futures concurrently on the test runtime.
+async fn futures_join_all<F, T>(futures: impl Iterator<Item = F>) -> Vec<T>
+where
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let handles: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for handle in handles {
+        out.push(handle.await.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn metrics_count_requests_per_operation_and_refusals() {
+    let s = server().await;
+    post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.a_read),
+        json!({"query": "x"}),
+    )
+    .await;
+    post(&s.router, "/v1/recall", None, json!({"query": "x"})).await;
+    let text = get(&s.router, "/metrics").await.text;
+    assert!(
+        text.contains(r#"mnem_requests_total{transport="http",operation="recall",status="200"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"mnem_auth_refusals_total{reason="missing"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains("mnem_request_duration_seconds_bucket"));
+    assert!(text.contains(r#"mnem_degraded_recalls{branch="vector"}"#));
+}

@@ -1,0 +1,168 @@
+//! API keys: issuing (random token, Argon2id hash of its secret) and authenticating a
+//! presented token to a [`Principal`].
+//!
+//! Argon2id is deliberately slow (~20 ms at the OWASP parameters), far too slow to pay on
+//! every request. After one successful verification the process remembers a SHA-256 of
+//! that secret for that prefix, in memory only; later requests compare digests. The key
+//! row is still read on every request, so revocation and expiry apply at once, on every
+//! server sharing the database.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use mnem_core::{Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal, Timestamp};
+use mnem_store::{CredentialStore, EvidenceStore, NewApiKey, StoreError};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+/// Verified secrets remembered per process; past this many the memory starts over (a
+/// rebuild costs one Argon2 verification per active key).
+const VERIFIED_CACHE_LIMIT: usize = 10_000;
+
+#[derive(Debug, Error)]
+pub enum AuthError {
+    #[error("missing API key: send `Authorization: Bearer <key>`")]
+    Missing,
+    /// Malformed, unknown and wrong secrets look the same to the caller.
+    #[error("invalid API key")]
+    Invalid,
+    #[error(transparent)]
+    Refused(#[from] KeyRefusal),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("key hashing failed: {0}")]
+    Hashing(String),
+}
+
+/// A new key: the token is shown to the user once and never stored.
+#[derive(Debug, Clone)]
+pub struct IssuedKey {
+    pub token: String,
+    pub record: ApiKeyRecord,
+}
+
+type SecretDigest = [u8; 32];
+
+/// Issues and checks API keys against a [`CredentialStore`].
+pub struct Authenticator<S> {
+    store: Arc<S>,
+    verified: Mutex<HashMap<String, SecretDigest>>,
+}
+
+fn digest(secret: &str) -> SecretDigest {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+fn random_bytes(len: usize) -> Result<Vec<u8>, AuthError> {
+    let mut bytes = vec![0u8; len];
+    getrandom::fill(&mut bytes).map_err(|e| AuthError::Hashing(format!("no randomness: {e}")))?;
+    Ok(bytes)
+}
+
+impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
+    pub fn new(store: Arc<S>) -> Self {
+        Self {
+            store,
+            verified: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Creates a key for `profile` in the existing team `team`.
+    pub async fn issue(
+        &self,
+        team: &str,
+        profile: &str,
+        access: Access,
+        expires_at: Option<Timestamp>,
+    ) -> Result<IssuedKey, AuthError> {
+        let token = KeyToken::from_random(&random_bytes(
+            mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN,
+        )?)
+        .map_err(|e| AuthError::Hashing(e.to_string()))?;
+        let salt = SaltString::encode_b64(&random_bytes(16)?)
+            .map_err(|e| AuthError::Hashing(e.to_string()))?;
+        let secret = token.secret.clone();
+        let secret_hash = tokio::task::spawn_blocking(move || {
+            Argon2::default()
+                .hash_password(secret.as_bytes(), &salt)
+                .map(|hash| hash.to_string())
+                .map_err(|e| AuthError::Hashing(e.to_string()))
+        })
+        .await
+        .map_err(|e| AuthError::Hashing(e.to_string()))??;
+        let record = self
+            .store
+            .insert_key(NewApiKey {
+                prefix: token.prefix.clone(),
+                team: team.to_string(),
+                profile: profile.to_string(),
+                access,
+                secret_hash,
+                expires_at,
+            })
+            .await?;
+        Ok(IssuedKey {
+            token: token.reveal(),
+            record,
+        })
+    }
+
+    /// The principal a presented token acts as. Every failure but a store failure is
+    /// `Invalid` or `Refused`: the caller learns nothing about which keys exist.
+    pub async fn authenticate(&self, presented: &str) -> Result<Principal, AuthError> {
+        let token = KeyToken::parse(presented).map_err(|_| AuthError::Invalid)?;
+        let record = self
+            .store
+            .api_key(&token.prefix)
+            .await?
+            .ok_or(AuthError::Invalid)?;
+        record.usable_at(self.store.clock().now())?;
+        let presented_digest = digest(&token.secret);
+        if self.remembered(&record.prefix) != Some(presented_digest) {
+            self.verify_slowly(&record, token.secret).await?;
+            self.remember_verified(&record.prefix, presented_digest);
+        }
+        Ok(record.principal())
+    }
+
+    /// Revokes a key; it is refused from the next request on, on every server.
+    pub async fn revoke(&self, prefix: &str) -> Result<ApiKeyRecord, AuthError> {
+        let record = self.store.revoke_key(prefix).await?;
+        self.lock().remove(prefix);
+        Ok(record)
+    }
+
+    async fn verify_slowly(&self, record: &ApiKeyRecord, secret: String) -> Result<(), AuthError> {
+        let stored = record.secret_hash.clone();
+        tokio::task::spawn_blocking(move || {
+            let hash = PasswordHash::new(&stored)
+                .map_err(|e| AuthError::Hashing(format!("stored key hash unreadable: {e}")))?;
+            Argon2::default()
+                .verify_password(secret.as_bytes(), &hash)
+                .map_err(|_| AuthError::Invalid)
+        })
+        .await
+        .map_err(|e| AuthError::Hashing(e.to_string()))?
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SecretDigest>> {
+        // The map holds only digests; a panic elsewhere cannot leave it half-written.
+        self.verified
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn remembered(&self, prefix: &str) -> Option<SecretDigest> {
+        self.lock().get(prefix).copied()
+    }
+
+    fn remember_verified(&self, prefix: &str, digest: SecretDigest) {
+        let mut verified = self.lock();
+        if verified.len() >= VERIFIED_CACHE_LIMIT {
+            verified.clear();
+        }
+        verified.insert(prefix.to_string(), digest);
+    }
+}

@@ -1,0 +1,149 @@
+//! API keys: a token authenticates to exactly the team, profile and access it was issued
+//! for; wrong secrets, revoked and expired keys are refused at once; only a hash is stored.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::clock;
+use mnem_core::{Access, KeyRefusal, KeyToken};
+use mnem_service::{AuthError, Authenticator};
+use mnem_sqlite::SqliteStore;
+use mnem_store::{CredentialStore, EvidenceStore, GraphStore, StoreError};
+
+async fn authenticator() -> (Authenticator<SqliteStore>, Arc<SqliteStore>) {
+    let store = Arc::new(SqliteStore::open_in_memory(clock()).unwrap());
+    store.create_team("acme").await.unwrap();
+    (Authenticator::new(Arc::clone(&store)), store)
+}
+
+#[tokio::test]
+async fn an_issued_key_authenticates_as_its_team_profile_and_access() {
+    let (auth, store) = authenticator().await;
+    let issued = auth
+        .issue("acme", "alice", Access::Read, None)
+        .await
+        .unwrap();
+    let principal = auth.authenticate(&issued.token).await.unwrap();
+    let alice = store.open_profile("acme", "alice").await.unwrap();
+    assert_eq!(principal.actor, alice);
+    assert_eq!(principal.access, Access::Read);
+    assert_eq!(
+        principal.key_prefix.as_deref(),
+        Some(&*issued.record.prefix)
+    );
+    // The second presentation takes the remembered-digest path and agrees.
+    assert_eq!(auth.authenticate(&issued.token).await.unwrap(), principal);
+}
+
+#[tokio::test]
+async fn only_an_argon2id_hash_of_the_secret_is_stored() {
+    let (auth, store) = authenticator().await;
+    let issued = auth
+        .issue("acme", "bob", Access::Write, None)
+        .await
+        .unwrap();
+    let secret = KeyToken::parse(&issued.token).unwrap().secret;
+    let stored = store.api_key(&issued.record.prefix).await.unwrap().unwrap();
+    assert!(stored.secret_hash.starts_with("$argon2id$"));
+    assert!(!stored.secret_hash.contains(&secret));
+}
+
+#[tokio::test]
+async fn a_wrong_secret_is_invalid_even_after_the_right_one_was_seen() {
+    let (auth, _store) = authenticator().await;
+    let issued = auth
+        .issue("acme", "alice", Access::Write, None)
+        .await
+        .unwrap();
+    auth.authenticate(&issued.token).await.unwrap();
+    let mut forged = issued.token.clone();
+    let last = forged.pop().unwrap();
+    forged.push(if last == 'a' { 'b' } else { 'a' });
+    assert!(matches!(
+        auth.authenticate(&forged).await,
+        Err(AuthError::Invalid)
+    ));
+    assert!(matches!(
+        auth.authenticate("mnem_nothinghere_x").await,
+        Err(AuthError::Invalid)
+    ));
+}
+
+#[tokio::test]
+async fn a_revoked_key_is_refused_at_once_even_when_remembered() {
+    let (auth, _store) = authenticator().await;
+    let issued = auth
+        .issue("acme", "alice", Access::Write, None)
+        .await
+        .unwrap();
+    auth.authenticate(&issued.token).await.unwrap();
+    let revoked = auth.revoke(&issued.record.prefix).await.unwrap();
+    assert!(revoked.revoked_at.is_some());
+    assert!(matches!(
+        auth.authenticate(&issued.token).await,
+        Err(AuthError::Refused(KeyRefusal::Revoked))
+    ));
+}
+
+#[tokio::test]
+async fn a_key_another_authenticator_remembers_is_still_refused_once_revoked() {
+    // Two servers on one database: revoking through one refuses on the other.
+    let (first, store) = authenticator().await;
+    let second = Authenticator::new(Arc::clone(&store));
+    let issued = first
+        .issue("acme", "alice", Access::Read, None)
+        .await
+        .unwrap();
+    second.authenticate(&issued.token).await.unwrap();
+    first.revoke(&issued.record.prefix).await.unwrap();
+    assert!(matches!(
+        second.authenticate(&issued.token).await,
+        Err(AuthError::Refused(KeyRefusal::Revoked))
+    ));
+}
+
+#[tokio::test]
+async fn an_expired_key_is_refused() {
+    let clock = clock();
+    let store = Arc::new(SqliteStore::open_in_memory(clock.clone()).unwrap());
+    store.create_team("acme").await.unwrap();
+    let auth = Authenticator::new(Arc::clone(&store));
+    let expires = store.clock().now().plus_seconds(60);
+    let issued = auth
+        .issue("acme", "alice", Access::Read, Some(expires))
+        .await
+        .unwrap();
+    auth.authenticate(&issued.token).await.unwrap();
+    clock.advance_seconds(61);
+    assert!(matches!(
+        auth.authenticate(&issued.token).await,
+        Err(AuthError::Refused(KeyRefusal::Expired))
+    ));
+}
+
+#[tokio::test]
+async fn keys_need_an_existing_team_and_teams_are_created_once() {
+    let (auth, store) = authenticator().await;
+    assert!(matches!(
+        auth.issue("nope", "alice", Access::Read, None).await,
+        Err(AuthError::Store(StoreError::TeamNotFound { .. }))
+    ));
+    assert!(matches!(
+        store.create_team("acme").await,
+        Err(StoreError::Conflict(_))
+    ));
+    let first = auth.issue("acme", "a", Access::Read, None).await.unwrap();
+    let second = auth.issue("acme", "b", Access::Write, None).await.unwrap();
+    let listed: Vec<String> = store
+        .team_keys("acme")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|key| key.prefix)
+        .collect();
+    assert_eq!(listed.len(), 2);
+    assert!(listed.contains(&first.record.prefix));
+    assert!(listed.contains(&second.record.prefix));
+    assert_ne!(first.token, second.token);
+}
