@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end check of `mnem mcp` with the official Python MCP SDK from PyPI (a client
-# nobody here wrote). Installs Python's venv from Debian if missing, the SDK into a
-# virtualenv under the target directory, and runs tests/e2e/mcp_stdio.py against the
-# debug binary (built here if needed).
+# End-to-end checks with the official Python MCP SDK from PyPI (a client nobody here
+# wrote): `mnem mcp` over stdio, and `mnem serve` over streamable HTTP with API keys.
+# Installs Python's venv from Debian if missing, the SDK into a virtualenv under the
+# target directory, and runs tests/e2e/mcp_{stdio,http}.py against the debug binary
+# (built here if needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,3 +21,4 @@ fi
 "$venv/bin/pip" install -q --disable-pip-version-check "mcp==2.3.0"
 cargo build -q -p mnem-cli
 "$venv/bin/python" tests/e2e/mcp_stdio.py "$target/debug/mnem"
+"$venv/bin/python" tests/e2e/mcp_http.py "$target/debug/mnem"
