@@ -89,6 +89,34 @@ impl Timestamp {
     }
 }
 
+/// Serde for a stamp that people and agents write: RFC 3339 text out; RFC 3339 text (or a
+/// bare date) in, and integer microseconds too, which is how such values were first
+/// stored, so older rows keep reading.
+pub mod rfc3339_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Timestamp;
+
+    pub fn serialize<S: Serializer>(stamp: &Timestamp, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&stamp.to_rfc3339())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Timestamp, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Text(String),
+            Micros(i64),
+        }
+        match Written::deserialize(deserializer)? {
+            Written::Text(text) => {
+                Timestamp::parse("value", &text).map_err(serde::de::Error::custom)
+            }
+            Written::Micros(micros) => Ok(Timestamp::from_micros(micros)),
+        }
+    }
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_rfc3339())

@@ -18,7 +18,7 @@ use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
 pub use input::{CorrectInput, ForgetInput, RecallInput, RetractInput, TraceInput};
-pub use ops::{OpError, OpErrorClass, Operations};
+pub use ops::{OpError, OpErrorClass, Operations, RecallObserver};
 
 /// How an agent should use the tools, sent once at initialisation.
 const INSTRUCTIONS: &str = "Long-term memory for this team. Call recall_memory at the start \

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use mnem_core::{Principal, PublicRecall, ValidationError};
-use mnem_service::{Memory, ServiceError};
+use mnem_service::{Memory, Recall, ServiceError};
 use mnem_store::{GraphStore, SearchIndex, StoreError};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
@@ -82,11 +82,15 @@ fn encoded<T: serde::Serialize>(value: &T) -> Result<Value, OpError> {
         .map_err(|e| OpError::Service(ServiceError::Store(StoreError::Backend(Box::new(e)))))
 }
 
+/// Sees every completed recall (its stage timings, skipped branches): telemetry only.
+pub type RecallObserver = Arc<dyn Fn(&Recall) + Send + Sync>;
+
 /// The memory operations over one store, acting for whichever principal a call names.
 pub struct Operations<S> {
     memory: Arc<Memory<S>>,
     /// Wakes the embedding worker after a write, when the process runs one.
     written: Option<Arc<Notify>>,
+    observer: Option<RecallObserver>,
 }
 
 impl<S> Clone for Operations<S> {
@@ -94,6 +98,7 @@ impl<S> Clone for Operations<S> {
         Self {
             memory: Arc::clone(&self.memory),
             written: self.written.clone(),
+            observer: self.observer.clone(),
         }
     }
 }
@@ -103,7 +108,14 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         Self {
             memory,
             written: None,
+            observer: None,
         }
+    }
+
+    /// Calls `observer` after every successful recall.
+    pub fn observing(mut self, observer: RecallObserver) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// Notifies `wake` after every write, so a background embedding worker picks the new
@@ -134,6 +146,9 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub async fn recall(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
         let query = input.into_query()?;
         let recall = self.memory.recall(&caller.actor, query).await?;
+        if let Some(observe) = &self.observer {
+            observe(&recall);
+        }
         encoded(&PublicRecall::new(&recall.hits, recall.discovery_paths))
     }
 

@@ -97,11 +97,16 @@ where
     S: GraphStore + SearchIndex + CredentialStore + Clone + 'static,
 {
     let limits = &config.limits;
+    let metrics = Arc::new(Metrics::default());
+    let observed = Arc::clone(&metrics);
+    let ops = ops.observing(Arc::new(move |recall| {
+        observed.recalled(recall.query_embedding, recall.discovery)
+    }));
     let app = App {
         ops: ops.clone(),
         auth,
         limiter: Arc::new(KeyRateLimit::new(limits.requests_per_second, limits.burst)),
-        metrics: Arc::new(Metrics::default()),
+        metrics,
         max_body_bytes: limits.max_body_bytes,
     };
     let tools = MemoryTools::per_request(ops);
@@ -132,7 +137,7 @@ where
     Router::new()
         .route("/health", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/ready", get(ready::<S>))
-        .route("/metrics", get(metrics::<S>))
+        .route("/metrics", get(scrape::<S>))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .merge(authenticated)
         .layer(middleware::from_fn_with_state(app.clone(), observe::<S>))
@@ -162,7 +167,7 @@ where
     }
 }
 
-async fn metrics<S>(State(app): State<App<S>>) -> Response
+async fn scrape<S>(State(app): State<App<S>>) -> Response
 where
     S: GraphStore + SearchIndex + CredentialStore + 'static,
 {

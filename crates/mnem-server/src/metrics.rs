@@ -31,6 +31,11 @@ struct ReasonLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabels {
+    stage: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BranchLabels {
     branch: String,
 }
@@ -45,6 +50,7 @@ pub struct Metrics {
     calls: Family<CallLabels, Counter>,
     latency: Family<OperationLabels, Histogram, fn() -> Histogram>,
     refusals: Family<ReasonLabels, Counter>,
+    recall_stages: Family<StageLabels, Histogram, fn() -> Histogram>,
     degraded: Family<BranchLabels, Gauge>,
     pending_documents: Gauge,
     failed_documents: Gauge,
@@ -58,6 +64,10 @@ impl Default for Metrics {
             latency_histogram,
         );
         let refusals = Family::<ReasonLabels, Counter>::default();
+        let recall_stages =
+            Family::<StageLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency_histogram,
+            );
         let degraded = Family::<BranchLabels, Gauge>::default();
         let pending_documents = Gauge::default();
         let failed_documents = Gauge::default();
@@ -77,6 +87,11 @@ impl Default for Metrics {
             "auth_refusals",
             "Requests refused before any handler (missing, invalid, revoked, expired key; rate limited)",
             refusals.clone(),
+        );
+        registry.register(
+            "recall_stage_seconds",
+            "Time inside a recall spent embedding the query and choosing discovery paths",
+            recall_stages.clone(),
         );
         registry.register(
             "degraded_recalls",
@@ -103,6 +118,7 @@ impl Default for Metrics {
             calls,
             latency,
             refusals,
+            recall_stages,
             degraded,
             pending_documents,
             failed_documents,
@@ -126,6 +142,22 @@ impl Metrics {
                 operation: operation.to_string(),
             })
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Stage timings of one recall (zero-length stages that did not run are skipped).
+    pub fn recalled(&self, query_embedding: Duration, discovery: Duration) {
+        for (stage, elapsed) in [
+            ("query_embedding", query_embedding),
+            ("discovery", discovery),
+        ] {
+            if !elapsed.is_zero() {
+                self.recall_stages
+                    .get_or_create(&StageLabels {
+                        stage: stage.to_string(),
+                    })
+                    .observe(elapsed.as_secs_f64());
+            }
+        }
     }
 
     pub fn refused(&self, reason: &str) {

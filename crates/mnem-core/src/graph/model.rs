@@ -105,7 +105,12 @@ pub enum TypedValue {
     Boolean(bool),
     /// `YYYY-MM-DD`, checked on validation.
     Date(String),
-    DateTime(Timestamp),
+    /// RFC 3339 text.
+    DateTime(
+        #[serde(with = "crate::stamp::rfc3339_text")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
+        Timestamp,
+    ),
 }
 
 impl TypedValue {
@@ -280,6 +285,29 @@ pub fn normalise_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn date_time_values_travel_as_rfc3339_and_old_rows_still_read() {
+        let value: TypedValue = serde_json::from_value(
+            serde_json::json!({"type": "date_time", "value": "2024-03-01T09:30:00Z"}),
+        )
+        .unwrap();
+        let stamp = Timestamp::parse("t", "2024-03-01T09:30:00Z").unwrap();
+        assert_eq!(value, TypedValue::DateTime(stamp));
+        assert_eq!(
+            serde_json::to_value(&value).unwrap(),
+            serde_json::json!({"type": "date_time", "value": "2024-03-01T09:30:00.000000Z"})
+        );
+        let stored: TypedValue = serde_json::from_value(
+            serde_json::json!({"type": "date_time", "value": stamp.as_micros()}),
+        )
+        .unwrap();
+        assert_eq!(stored, value);
+        assert!(serde_json::from_value::<TypedValue>(
+            serde_json::json!({"type": "date_time", "value": "soon"})
+        )
+        .is_err());
+    }
 
     #[test]
     fn names_normalise_case_space_and_edge_punctuation() {
