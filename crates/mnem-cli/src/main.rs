@@ -23,9 +23,13 @@ use mnem_store::{CredentialStore, EvidenceStore, GraphStore, GraphView, StoreErr
 use args::{Cli, Command, RecallArgs, RememberArgs};
 
 /// Teams with at least this many vectors are searched through an in-memory HNSW graph in
-/// long-lived processes (`mnem mcp`); smaller ones are scanned exactly. At 10k evidence
-/// hybrid recall took 8.9 ms (p50) with the graph and 18.7 ms scanning (`mnem bench --graph`).
-const ANN_THRESHOLD: usize = 10_000;
+/// long-lived processes (`mnem mcp`, `mnem serve`); smaller ones are scanned exactly. At
+/// 10k evidence hybrid recall took 8.9 ms (p50) with the graph and 18.7 ms scanning
+/// (`mnem bench --graph`); over HTTP at 9,998 real turns, 30.6 vs 37.2 ms for one client
+/// and 45.5 vs 34.5 requests/s for eight (`scripts/bench/http.sh`). The scan costs about
+/// 0.65 µs per vector more than the graph, ~3 ms at this threshold: below it, the exact
+/// answer is worth that.
+pub(crate) const ANN_THRESHOLD: usize = 5_000;
 /// How often a long-lived process's embedding worker retries without being woken.
 const WORKER_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -233,7 +237,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Mcp => {
             // A long-lived process: approximate vector search for large teams, and a
             // background worker embedding what the tools write.
-            let store = store.with_ann_threshold(ANN_THRESHOLD);
+            let store = store.with_ann_threshold(cli.ann_threshold);
             let memory = Arc::new(with_verifier(
                 Memory::open(store, embedder(&cli)?).await?,
                 &cli,
@@ -513,7 +517,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<
 
 /// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker.
 async fn serve(cli: &Cli, args: &args::ServeArgs, store: SqliteStore) -> Result<(), Failure> {
-    let store = store.with_ann_threshold(ANN_THRESHOLD);
+    let store = store.with_ann_threshold(cli.ann_threshold);
     let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
     let memory = Arc::new(with_verifier(
         Memory::open(store, embedder(cli)?).await?,
