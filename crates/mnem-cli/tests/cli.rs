@@ -684,3 +684,50 @@ async fn mcp_over_stdio_remembers_and_recalls_as_its_team() {
     assert!(!log.contains("panicked"), "{log}");
     assert!(!log.contains("ended abnormally"), "{log}");
 }
+
+#[test]
+fn keys_are_shown_once_listed_without_secrets_and_revoked_by_prefix() {
+    let store = Store::new();
+    let missing = store.run(&[
+        "--team",
+        "acme",
+        "key",
+        "create",
+        "--profile",
+        "alice",
+        "--scope",
+        "read",
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("mnem team create acme"));
+    store.ok(&["team", "create", "acme"]);
+    let twice = store.run(&["team", "create", "acme"]);
+    assert_eq!(twice.status.code(), Some(2));
+    let created = store.json(&[
+        "--team",
+        "acme",
+        "key",
+        "create",
+        "--profile",
+        "alice",
+        "--scope",
+        "write",
+        "--expires-in-days",
+        "7",
+    ]);
+    let key = created["key"].as_str().expect("key");
+    let prefix = created["prefix"].as_str().expect("prefix");
+    assert!(key.starts_with(&format!("mnem_{prefix}_")));
+    assert_eq!(created["scope"], "write");
+    assert!(created["expires_at"].is_string());
+    let secret = key.rsplit('_').next().expect("secret");
+    let listed = store.ok(&["--team", "acme", "key", "list"]);
+    assert!(listed.contains(prefix));
+    assert!(!listed.contains(secret), "a listing never shows the secret");
+    let bad_scope = store.run(&["--team", "acme", "key", "create", "--scope", "admin"]);
+    assert_eq!(bad_scope.status.code(), Some(2));
+    let revoked = store.json(&["key", "revoke", prefix]);
+    assert!(revoked[0]["revoked_at"].is_string());
+    let unknown = store.run(&["key", "revoke", "nosuchprefix"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}

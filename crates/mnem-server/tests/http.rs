@@ -271,6 +271,35 @@ async fn a_revoked_key_gets_401_on_its_next_request() {
 }
 
 #[tokio::test]
+async fn an_expired_key_gets_401() {
+    let clock = Arc::new(ManualClock::new(
+        Timestamp::from_seconds(1_700_000_000),
+        1_000,
+    ));
+    let store = SqliteStore::open_in_memory(clock.clone()).unwrap();
+    store.create_team("a").await.unwrap();
+    let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
+    let expires = Timestamp::from_seconds(1_700_000_060);
+    let key = auth
+        .issue("a", "agent", Access::Read, Some(expires))
+        .await
+        .unwrap()
+        .token;
+    let memory = Arc::new(Memory::open(store, None).await.unwrap());
+    let router = router(Operations::new(memory), auth, &ServerConfig::default());
+    let query = json!({"query": "x"});
+    let fresh = post(&router, "/v1/recall", Some(&key), query.clone()).await;
+    assert_eq!(fresh.status, StatusCode::OK);
+    clock.advance_seconds(61);
+    let expired = post(&router, "/v1/recall", Some(&key), query).await;
+    assert_eq!(expired.status, StatusCode::UNAUTHORIZED);
+    assert!(expired.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("expired"));
+}
+
+#[tokio::test]
 async fn bad_values_name_their_field_and_list_sizes_are_bounded() {
     let s = server().await;
     let ids: Vec<String> = (0..201)
