@@ -109,7 +109,7 @@ impl CredentialStore for SqliteStore {
 
     async fn api_key(&self, prefix: &str) -> Result<Option<ApiKeyRecord>> {
         let prefix = prefix.to_string();
-        self.with_conn(move |conn| {
+        self.with_reader(move |conn| {
             let tx = conn.transaction().db()?;
             key_by_prefix(&tx, &prefix)
         })
@@ -132,7 +132,7 @@ impl CredentialStore for SqliteStore {
 
     async fn team_keys(&self, team: &str) -> Result<Vec<ApiKeyRecord>> {
         let team = validate_team_name(team)?.to_string();
-        self.with_conn(move |conn| {
+        self.with_reader(move |conn| {
             let tx = &conn.transaction().db()?;
             if !team_exists(tx, &team)? {
                 return Err(StoreError::TeamNotFound { name: team });

@@ -15,6 +15,7 @@ mod rows;
 mod search;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mnem_core::graph::{
@@ -57,11 +58,20 @@ struct Ann {
     threshold: usize,
 }
 
-/// A SQLite-backed evidence store. Cheap to clone; clones share one connection, and every
-/// call runs on tokio's blocking pool so an async caller is never stalled by disk I/O.
+/// Read-only connections a file-backed store opens beside its writer: WAL lets them read
+/// while it writes, so concurrent recalls (a server's) do not queue behind one lock.
+const READERS: usize = 4;
+
+/// A SQLite-backed evidence store. Cheap to clone; clones share one writer connection and
+/// a few readers, and every call runs on tokio's blocking pool so an async caller is never
+/// stalled by disk I/O.
 #[derive(Clone)]
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
+    /// Empty for an in-memory store (another connection would be another database):
+    /// reads then use the writer.
+    readers: Arc<[Mutex<Connection>]>,
+    next_reader: Arc<AtomicUsize>,
     clock: Arc<dyn Clock>,
     /// Approximate vector search for teams with at least this many vectors; `None` scans
     /// exactly. Worth it only in long-lived processes: the graph is built in memory.
@@ -72,7 +82,19 @@ impl SqliteStore {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Self> {
         let conn = Connection::open(path).db()?;
-        Self::from_connection(conn, clock)
+        let mut store = Self::from_connection(conn, clock)?;
+        let readers = (0..READERS)
+            .map(|_| {
+                let reader = Connection::open(path).db()?;
+                reader.pragma_update(None, "query_only", "ON").db()?;
+                reader
+                    .busy_timeout(std::time::Duration::from_secs(5))
+                    .db()?;
+                Ok(Mutex::new(reader))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        store.readers = readers.into();
+        Ok(store)
     }
 
     /// A private in-memory store, for tests and throwaway runs.
@@ -92,6 +114,8 @@ impl SqliteStore {
         migrations::migrate(&mut conn)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
+            readers: Arc::new([]),
+            next_reader: Arc::new(AtomicUsize::new(0)),
             clock,
             ann: None,
         })
@@ -126,6 +150,32 @@ impl SqliteStore {
             let mut guard = conn
                 .lock()
                 .map_err(|_| StoreError::Backend("sqlite connection lock poisoned".into()))?;
+            work(&mut guard)
+        })
+        .await
+        .map_err(StoreError::backend)?
+    }
+
+    /// Runs read-only `work` on a free reader connection (or the writer, in memory).
+    async fn with_reader<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        if self.readers.is_empty() {
+            return self.with_conn(work).await;
+        }
+        let readers = Arc::clone(&self.readers);
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        tokio::task::spawn_blocking(move || {
+            let count = readers.len();
+            let free = (0..count).find_map(|i| readers[(start + i) % count].try_lock().ok());
+            let mut guard = match free {
+                Some(guard) => guard,
+                None => readers[start % count]
+                    .lock()
+                    .map_err(|_| StoreError::Backend("sqlite reader lock poisoned".into()))?,
+            };
             work(&mut guard)
         })
         .await
@@ -180,13 +230,13 @@ impl EvidenceStore for SqliteStore {
 
     async fn get(&self, actor: &Actor, id: EvidenceId) -> Result<Evidence> {
         let actor = *actor;
-        self.with_conn(move |conn| visible_evidence(conn, &actor, id))
+        self.with_reader(move |conn| visible_evidence(conn, &actor, id))
             .await
     }
 
     async fn history(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
         let actor = *actor;
-        self.with_conn(move |conn| {
+        self.with_reader(move |conn| {
             visible_evidence(conn, &actor, id)?;
             let mut stmt = conn
                 .prepare_cached(
@@ -228,7 +278,7 @@ impl EvidenceStore for SqliteStore {
     ) -> Result<Vec<Candidate>> {
         let actor = *actor;
         let query = query.clone();
-        self.with_conn(move |conn| candidates::lexical(conn, &actor, &query, now, pool).db())
+        self.with_reader(move |conn| candidates::lexical(conn, &actor, &query, now, pool).db())
             .await
     }
 }
@@ -293,7 +343,7 @@ impl GraphStore for SqliteStore {
 
     async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
         let actor = *actor;
-        self.with_conn(move |conn| graph::relationship(conn, &actor, id, &GraphView::default()))
+        self.with_reader(move |conn| graph::relationship(conn, &actor, id, &GraphView::default()))
             .await
     }
 
@@ -310,7 +360,7 @@ impl GraphStore for SqliteStore {
 
     async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
         let actor = *actor;
-        self.with_conn(move |conn| graph::trace(conn, &actor, id, &view))
+        self.with_reader(move |conn| graph::trace(conn, &actor, id, &view))
             .await
     }
 
@@ -320,7 +370,7 @@ impl GraphStore for SqliteStore {
         names: Vec<String>,
     ) -> Result<Vec<(EntityId, String)>> {
         let actor = *actor;
-        self.with_conn(move |conn| graph::entities_named(conn, &actor, &names))
+        self.with_reader(move |conn| graph::entities_named(conn, &actor, &names))
             .await
     }
 
@@ -332,7 +382,7 @@ impl GraphStore for SqliteStore {
         fanout: usize,
     ) -> Result<Vec<Adjacency>> {
         let actor = *actor;
-        self.with_conn(move |conn| graph::adjacency(conn, &actor, &entities, &view, fanout))
+        self.with_reader(move |conn| graph::adjacency(conn, &actor, &entities, &view, fanout))
             .await
     }
 
@@ -349,7 +399,7 @@ impl GraphStore for SqliteStore {
         let vector = vector.to_vec();
         let key = contract.key();
         let ann = self.ann.clone();
-        self.with_conn(move |conn| {
+        self.with_reader(move |conn| {
             let ann = ann.as_ref().map(|ann| (ann.graph.as_ref(), ann.threshold));
             let search = graph::SeedSearch {
                 vector: &vector,
@@ -370,8 +420,10 @@ impl GraphStore for SqliteStore {
         limit: usize,
     ) -> Result<Vec<GraphEdge>> {
         let actor = *actor;
-        self.with_conn(move |conn| graph::edges_supported_by(conn, &actor, &evidence, &view, limit))
-            .await
+        self.with_reader(move |conn| {
+            graph::edges_supported_by(conn, &actor, &evidence, &view, limit)
+        })
+        .await
     }
 }
 
@@ -394,7 +446,8 @@ impl SqliteStore {
 
 impl SearchIndex for SqliteStore {
     async fn recorded_contract(&self) -> Result<Option<EmbeddingContract>> {
-        self.with_conn(|conn| search::recorded_contract(conn)).await
+        self.with_reader(|conn| search::recorded_contract(conn))
+            .await
     }
 
     async fn activate_contract(&self, contract: &EmbeddingContract) -> Result<()> {
@@ -445,7 +498,7 @@ impl SearchIndex for SqliteStore {
     }
 
     async fn freshness(&self, now: Timestamp) -> Result<SearchFreshness> {
-        self.with_conn(move |conn| search::freshness(conn, now))
+        self.with_reader(move |conn| search::freshness(conn, now))
             .await
     }
 
@@ -463,7 +516,7 @@ impl SearchIndex for SqliteStore {
         let vector = vector.to_vec();
         let key = contract.key();
         let ann = self.ann.clone();
-        self.with_conn(move |conn| {
+        self.with_reader(move |conn| {
             let ann = ann
                 .as_ref()
                 .map(|ann| (ann.evidence.as_ref(), ann.threshold));
@@ -478,7 +531,8 @@ impl SearchIndex for SqliteStore {
     }
 
     async fn last_degradation(&self) -> Result<Option<Degradation>> {
-        self.with_conn(|conn| search::last_degradation(conn)).await
+        self.with_reader(|conn| search::last_degradation(conn))
+            .await
     }
 }
 

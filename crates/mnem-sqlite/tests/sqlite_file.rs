@@ -105,3 +105,35 @@ proptest! {
         })?;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_reads_on_the_reader_connections_see_every_committed_write() {
+    // A file store reads on separate connections; a write must be visible to the very
+    // next read, whichever connection serves it, while other reads run beside it.
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("mnem.db"), clock()).unwrap();
+    let actor = store.open_team("local").await.unwrap();
+    let memory = Arc::new(Memory::open(store, None).await.unwrap());
+    for round in 0..12 {
+        let id = memory
+            .remember(&actor, NewEvidence::new(format!("marker{round} written")))
+            .await
+            .unwrap()
+            .id;
+        let reads = (0..6).map(|_| {
+            let memory = Arc::clone(&memory);
+            tokio::spawn(async move {
+                memory
+                    .recall(&actor, RecallQuery::text(format!("marker{round}")))
+                    .await
+                    .unwrap()
+                    .hits
+            })
+        });
+        for read in reads.collect::<Vec<_>>() {
+            let hits = read.await.unwrap();
+            assert_eq!(hits.len(), 1, "round {round}");
+            assert_eq!(hits[0].evidence.id, id);
+        }
+    }
+}
