@@ -518,6 +518,9 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<
 /// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker.
 async fn serve(cli: &Cli, args: &args::ServeArgs, store: SqliteStore) -> Result<(), Failure> {
     let store = store.with_ann_threshold(cli.ann_threshold);
+    // Before listening: at 10k vectors the first recall would otherwise wait ~6 s.
+    let warmed = store.warm_ann().await?;
+    tracing::info!(graphs = warmed, "vector graphs built");
     let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
     let memory = Arc::new(with_verifier(
         Memory::open(store, embedder(cli)?).await?,

@@ -99,25 +99,7 @@ impl AnnIndexes {
         if eligible.len() < threshold || eligible.len() < pool * SELECTIVE_FACTOR {
             return Ok(Plan::Exact);
         }
-        let graph = {
-            let mut graphs = self.graphs.lock().unwrap_or_else(PoisonError::into_inner);
-            let entry = graphs
-                .entry((team, contract_key.to_string()))
-                .or_insert_with(|| {
-                    Arc::new(Mutex::new(TeamGraph {
-                        graph: Hnsw::new(
-                            MAX_CONNECTIONS,
-                            eligible.len().max(1024),
-                            MAX_LAYERS,
-                            EF_CONSTRUCTION,
-                            UnitDot,
-                        ),
-                        indexed: HashSet::new(),
-                        watermark: i64::MIN,
-                    }))
-                });
-            Arc::clone(entry)
-        };
+        let graph = self.graph_for(team, contract_key, eligible.len());
         let mut graph = graph.lock().unwrap_or_else(PoisonError::into_inner);
         catch_up(conn, self.table, &mut graph, team, contract_key)?;
         let ef = (pool * 2).max(256);
@@ -132,6 +114,64 @@ impl AnnIndexes {
             .map(|n| (1.0 - n.distance, n.d_id as i64))
             .collect();
         Ok(Plan::Approximate(found))
+    }
+}
+
+impl AnnIndexes {
+    /// The team's graph for the contract, created empty (sized for `capacity`) on first use.
+    fn graph_for(
+        &self,
+        team: TeamId,
+        contract_key: &str,
+        capacity: usize,
+    ) -> Arc<Mutex<TeamGraph>> {
+        let mut graphs = self.graphs.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = graphs
+            .entry((team, contract_key.to_string()))
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(TeamGraph {
+                    graph: Hnsw::new(
+                        MAX_CONNECTIONS,
+                        capacity.max(1024),
+                        MAX_LAYERS,
+                        EF_CONSTRUCTION,
+                        UnitDot,
+                    ),
+                    indexed: HashSet::new(),
+                    watermark: i64::MIN,
+                }))
+            });
+        Arc::clone(entry)
+    }
+
+    /// Builds the graph of every team with at least `threshold` current vectors now, so
+    /// the first query of a long-lived process does not pay for it (seconds at 10k).
+    /// Returns the number of graphs built or caught up.
+    pub fn warm(&self, conn: &Connection, threshold: usize) -> rusqlite::Result<usize> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT team_id, contract, COUNT(*) FROM {} WHERE state = 'current' \
+             AND vector IS NOT NULL GROUP BY team_id, contract HAVING COUNT(*) >= ?1",
+            self.table
+        ))?;
+        let large: Vec<(TeamId, String, i64)> = stmt
+            .query_map(params![threshold as i64], |row| {
+                let team: Vec<u8> = row.get(0)?;
+                let team: [u8; 16] = team.try_into().map_err(|_| {
+                    rusqlite::Error::InvalidColumnType(
+                        0,
+                        "team_id".into(),
+                        rusqlite::types::Type::Blob,
+                    )
+                })?;
+                Ok((TeamId::from_bytes(team), row.get(1)?, row.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        for (team, contract_key, count) in &large {
+            let graph = self.graph_for(*team, contract_key, *count as usize);
+            let mut graph = graph.lock().unwrap_or_else(PoisonError::into_inner);
+            catch_up(conn, self.table, &mut graph, *team, contract_key)?;
+        }
+        Ok(large.len())
     }
 }
 

@@ -129,6 +129,21 @@ impl SqliteStore {
         })
     }
 
+    /// Builds the HNSW graphs of every large team now (evidence and discovery documents),
+    /// so no client's first recall waits for them; returns how many graphs were built.
+    /// A no-op when ANN is off.
+    pub async fn warm_ann(&self) -> Result<usize> {
+        let Some(ann) = self.ann.clone() else {
+            return Ok(0);
+        };
+        self.with_reader(move |conn| {
+            let evidence = ann.evidence.warm(conn, ann.threshold).db()?;
+            let graph = ann.graph.warm(conn, ann.threshold).db()?;
+            Ok(evidence + graph)
+        })
+        .await
+    }
+
     /// Enables the HNSW vector index for teams with at least `threshold` current vectors.
     pub fn with_ann_threshold(mut self, threshold: usize) -> Self {
         self.ann = Some(Ann {

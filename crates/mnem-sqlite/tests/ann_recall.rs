@@ -271,3 +271,49 @@ async fn graph_seeds_from_hnsw_match_the_exact_scan() {
         "the HNSW path ran"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warming_builds_graphs_for_large_teams_only_and_queries_reuse_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("warm.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
+    let writer = SqliteStore::open(&path, clock.clone()).unwrap();
+    writer.activate_contract(&contract()).await.unwrap();
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
+    let large = writer.open_team("large").await.unwrap();
+    fill(&writer, &large, &mut rng, &centers).await;
+    let small = writer.open_team("small").await.unwrap();
+    for i in 0..20 {
+        writer
+            .remember(&small, NewEvidence::new(format!("small {i}")))
+            .await
+            .unwrap();
+    }
+    give_vectors(&writer, Some(small.team), &mut rng, &centers).await;
+
+    let server = SqliteStore::open(&path, clock.clone())
+        .unwrap()
+        .with_ann_threshold(PER_TEAM);
+    assert_eq!(server.ann_indexed_documents(), 0);
+    assert_eq!(
+        server.warm_ann().await.unwrap(),
+        1,
+        "one team is large enough"
+    );
+    assert_eq!(server.ann_indexed_documents(), PER_TEAM);
+    let now = Timestamp::from_seconds(START + 10 * PER_TEAM as i64);
+    let query = rng.unit(Some(&centers[0]), 0.35);
+    let found = server
+        .vector_candidates(&large, &RecallQuery::text("x"), &query, &contract(), now, K)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), K);
+    assert_eq!(
+        server.ann_indexed_documents(),
+        PER_TEAM,
+        "the query used the warmed graph, not a new one"
+    );
+    let off = SqliteStore::open(&path, clock).unwrap();
+    assert_eq!(off.warm_ann().await.unwrap(), 0, "no ANN, nothing to warm");
+}
