@@ -20,13 +20,21 @@ rm -f "$MNEM_DB" "$MNEM_DB-wal" "$MNEM_DB-shm"
 "$mnem" team create bench >/dev/null
 key="$("$mnem" --team bench key create --profile load --scope write)"
 # The load is one key: lift its rate limit so the server, not the limiter, is measured.
-"$mnem" serve --listen 127.0.0.1:0 --rate-limit 1000000 --burst 1000000 2>"$work/serve.log" &
-server=$!
-until grep -q "listening on" "$work/serve.log"; do sleep 0.2; done
-base="$(grep -o 'http://[0-9.:]*' "$work/serve.log" | head -1)"
+start_server() {
+  "$mnem" serve --listen 127.0.0.1:0 --rate-limit 1000000 --burst 1000000 2>"$work/serve.log" &
+  server=$!
+  until grep -q "listening on" "$work/serve.log"; do sleep 0.2; done
+  base="$(grep -o 'http://[0-9.:]*' "$work/serve.log" | head -1)"
+}
 
+start_server
 python3 scripts/bench/http_load.py ingest "$base" "$key" "$data" "$n"
 grep -E 'VmRSS|VmHWM' "/proc/$server/status" | sed 's/^/after ingest: /'
+# Measure a server as deployed: restarted on the filled store (it builds its vector
+# graphs before listening).
+kill "$server"; wait "$server" 2>/dev/null || true
+start_server
+grep -E 'VmRSS|VmHWM' "/proc/$server/status" | sed 's/^/after restart: /'
 threads=$(( connections < 2 ? connections : 2 ))
 python3 scripts/bench/http_load.py lua "$key" "$data" "$work"
 for name in http_recall mcp_recall_memory; do
