@@ -7,7 +7,6 @@ Usage: python mcp_http.py PATH_TO_MNEM   (exits non-zero on the first failed che
 """
 
 import asyncio
-import json
 import re
 import subprocess
 import sys
@@ -17,29 +16,7 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-EXPECTED_TOOLS = {
-    "correct_relationship",
-    "forget",
-    "recall_memory",
-    "remember",
-    "retract_evidence",
-    "trace_memory",
-}
-
-
-def check(condition, what):
-    if not condition:
-        raise SystemExit(f"FAILED: {what}")
-    print(f"ok: {what}")
-
-
-def is_error(result):
-    return getattr(result, "is_error", getattr(result, "isError", False))
-
-
-def result_json(result):
-    check(not is_error(result), "tool call succeeded")
-    return json.loads(result.content[0].text)
+from checks import EXPECTED_TOOLS, check, is_error, result_json
 
 
 class Mnem:

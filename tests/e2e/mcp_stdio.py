@@ -5,32 +5,13 @@ Usage: python mcp_stdio.py PATH_TO_MNEM   (exits non-zero on the first failed ch
 """
 
 import asyncio
-import json
 import sys
 import tempfile
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-EXPECTED_TOOLS = {
-    "correct_relationship",
-    "forget",
-    "recall_memory",
-    "remember",
-    "retract_evidence",
-    "trace_memory",
-}
-
-
-def check(condition, what):
-    if not condition:
-        raise SystemExit(f"FAILED: {what}")
-    print(f"ok: {what}")
-
-
-def result_json(result):
-    check(not getattr(result, "is_error", getattr(result, "isError", False)), "tool call succeeded")
-    return json.loads(result.content[0].text)
+from checks import EXPECTED_TOOLS, check, result_json
 
 
 async def run(mnem: str, db: str) -> None:
