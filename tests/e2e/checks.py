@@ -1,4 +1,5 @@
-"""What both end-to-end scripts check with: the expected tool set and small assertions."""
+"""What both end-to-end scripts share: the expected tool set, small assertions, and the
+request they remember."""
 
 import json
 
@@ -25,3 +26,18 @@ def is_error(result):
 def result_json(result):
     check(not is_error(result), "tool call succeeded")
     return json.loads(result.content[0].text)
+
+
+def atlas_request():
+    """Evidence and one relationship its span proves: Mark works on Atlas."""
+    return {
+        "evidence": [{"content": "Mark works on Atlas.", "source": "e2e"}],
+        "relationships": [
+            {
+                "subject": {"name": "Mark", "kind": "person"},
+                "predicate": "works_on",
+                "object": {"entity": {"name": "Atlas", "kind": "project"}},
+                "supports": [{"evidence": 0, "start": 0, "end": 19}],
+            }
+        ],
+    }

@@ -16,7 +16,7 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from checks import EXPECTED_TOOLS, check, is_error, result_json
+from checks import EXPECTED_TOOLS, atlas_request, check, is_error, result_json
 
 
 class Mnem:
@@ -59,20 +59,6 @@ class Client:
 
     async def call(self, tool, arguments):
         return await self.session.call_tool(tool, arguments)
-
-
-def atlas_request():
-    return {
-        "evidence": [{"content": "Mark works on Atlas.", "source": "e2e"}],
-        "relationships": [
-            {
-                "subject": {"name": "Mark", "kind": "person"},
-                "predicate": "works_on",
-                "object": {"entity": {"name": "Atlas", "kind": "project"}},
-                "supports": [{"evidence": 0, "start": 0, "end": 19}],
-            }
-        ],
-    }
 
 
 async def run(mnem, base):

@@ -11,7 +11,7 @@ import tempfile
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from checks import EXPECTED_TOOLS, check, result_json
+from checks import EXPECTED_TOOLS, atlas_request, check, result_json
 
 
 async def run(mnem: str, db: str) -> None:
@@ -28,22 +28,7 @@ async def run(mnem: str, db: str) -> None:
             names = {tool.name for tool in tools.tools}
             check(names == EXPECTED_TOOLS, f"the six memory tools are listed ({sorted(names)})")
 
-            outcome = result_json(
-                await session.call_tool(
-                    "remember",
-                    {
-                        "evidence": [{"content": "Mark works on Atlas.", "source": "e2e"}],
-                        "relationships": [
-                            {
-                                "subject": {"name": "Mark", "kind": "person"},
-                                "predicate": "works_on",
-                                "object": {"entity": {"name": "Atlas", "kind": "project"}},
-                                "supports": [{"evidence": 0, "start": 0, "end": 19}],
-                            }
-                        ],
-                    },
-                )
-            )
+            outcome = result_json(await session.call_tool("remember", atlas_request()))
             relationship = outcome["relationships"][0]["relationship_id"]
             check(outcome["relationships"][0]["status"] == "active", "the claim is verified and active")
 

@@ -41,7 +41,7 @@ struct BranchLabels {
 }
 
 fn latency_histogram() -> Histogram {
-    // 1 ms to ~16 s: a lexical recall is single-digit ms, an Argon2 check ~20 ms.
+    // 1 ms to ~16 s: a lexical recall is single-digit ms, an Argon2 check ~28 ms.
     Histogram::new(exponential_buckets(0.001, 2.0, 15))
 }
 

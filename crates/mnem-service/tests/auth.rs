@@ -12,9 +12,20 @@ use mnem_sqlite::SqliteStore;
 use mnem_store::{CredentialStore, EvidenceStore, GraphStore, StoreError};
 
 async fn authenticator() -> (Authenticator<SqliteStore>, Arc<SqliteStore>) {
-    let store = Arc::new(SqliteStore::open_in_memory(clock()).unwrap());
+    let (auth, store, _clock) = authenticator_with_clock().await;
+    (auth, store)
+}
+
+/// An authenticator over a store with team `acme`, and the store's clock.
+async fn authenticator_with_clock() -> (
+    Authenticator<SqliteStore>,
+    Arc<SqliteStore>,
+    Arc<mnem_core::ManualClock>,
+) {
+    let clock = clock();
+    let store = Arc::new(SqliteStore::open_in_memory(clock.clone()).unwrap());
     store.create_team("acme").await.unwrap();
-    (Authenticator::new(Arc::clone(&store)), store)
+    (Authenticator::new(Arc::clone(&store)), store, clock)
 }
 
 #[tokio::test]
@@ -105,10 +116,7 @@ async fn a_key_another_authenticator_remembers_is_still_refused_once_revoked() {
 
 #[tokio::test]
 async fn an_expired_key_is_refused() {
-    let clock = clock();
-    let store = Arc::new(SqliteStore::open_in_memory(clock.clone()).unwrap());
-    store.create_team("acme").await.unwrap();
-    let auth = Authenticator::new(Arc::clone(&store));
+    let (auth, store, clock) = authenticator_with_clock().await;
     let expires = store.clock().now().plus_seconds(60);
     let issued = auth
         .issue("acme", "alice", Access::Read, Some(expires))

@@ -6,7 +6,7 @@ use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, CredentialStore, NewApiKey, Result,
     StoreError,
 };
-use rusqlite::{params, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::rows::{parsed, UuidBytes};
 use crate::{ensure_profile, DbResult, SqliteStore};
@@ -38,8 +38,8 @@ fn key_from_row(row: &Row<'_>) -> rusqlite::Result<ApiKeyRecord> {
     })
 }
 
-fn key_by_prefix(tx: &Transaction<'_>, prefix: &str) -> Result<Option<ApiKeyRecord>> {
-    tx.query_row(
+fn key_by_prefix(conn: &Connection, prefix: &str) -> Result<Option<ApiKeyRecord>> {
+    conn.query_row(
         &format!("SELECT {KEY_COLUMNS} WHERE k.key_prefix = ?1"),
         params![prefix],
         key_from_row,
@@ -48,8 +48,8 @@ fn key_by_prefix(tx: &Transaction<'_>, prefix: &str) -> Result<Option<ApiKeyReco
     .db()
 }
 
-fn team_exists(tx: &Transaction<'_>, name: &str) -> Result<bool> {
-    tx.query_row("SELECT 1 FROM teams WHERE name = ?1", params![name], |_| {
+fn team_exists(conn: &Connection, name: &str) -> Result<bool> {
+    conn.query_row("SELECT 1 FROM teams WHERE name = ?1", params![name], |_| {
         Ok(())
     })
     .optional()
@@ -109,11 +109,8 @@ impl CredentialStore for SqliteStore {
 
     async fn api_key(&self, prefix: &str) -> Result<Option<ApiKeyRecord>> {
         let prefix = prefix.to_string();
-        self.with_reader(move |conn| {
-            let tx = conn.transaction().db()?;
-            key_by_prefix(&tx, &prefix)
-        })
-        .await
+        self.with_reader(move |conn| key_by_prefix(conn, &prefix))
+            .await
     }
 
     async fn revoke_key(&self, prefix: &str) -> Result<ApiKeyRecord> {
@@ -133,11 +130,10 @@ impl CredentialStore for SqliteStore {
     async fn team_keys(&self, team: &str) -> Result<Vec<ApiKeyRecord>> {
         let team = validate_team_name(team)?.to_string();
         self.with_reader(move |conn| {
-            let tx = &conn.transaction().db()?;
-            if !team_exists(tx, &team)? {
+            if !team_exists(conn, &team)? {
                 return Err(StoreError::TeamNotFound { name: team });
             }
-            let mut stmt = tx
+            let mut stmt = conn
                 .prepare(&format!(
                     "SELECT {KEY_COLUMNS} WHERE t.name = ?1 ORDER BY k.created_at DESC, k.key_prefix"
                 ))
