@@ -1,0 +1,281 @@
+//! The candidate branches: every eligibility rule and selector of a recall inside SQL, so
+//! `LIMIT` (or the vector top-k) only ever cuts rows the core would keep. Full text is
+//! Okapi BM25 computed from per-team statistics (`mnem_bm25` in the schema) over the GIN
+//! index's matches; vectors are pgvector's HNSW with iterative scans.
+
+use mnem_core::{
+    Actor, Candidate, EmbeddingContract, LifecycleState, Order, RecallQuery, ScopeFilter, Space,
+    Timestamp,
+};
+use mnem_store::Result;
+use tokio_postgres::Transaction;
+
+use crate::graph::read::evidence_state_expr;
+use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
+use crate::{param_refs, DbResult, Param};
+
+/// The evidence columns with `state` as the view sees it.
+pub fn evidence_columns(known_at: Option<Timestamp>) -> String {
+    match known_at {
+        None => EVIDENCE_COLUMNS.to_string(),
+        Some(_) => EVIDENCE_COLUMNS.replace(
+            "e.state",
+            &format!("({}) AS state", evidence_state_expr(known_at)),
+        ),
+    }
+}
+
+/// SQL text plus numbered parameters, built together so they cannot drift apart.
+#[derive(Default)]
+pub struct Statement {
+    pub sql: String,
+    pub params: Vec<Param>,
+}
+
+impl Statement {
+    /// Adds a parameter and returns its placeholder (`$n`).
+    pub fn arg(
+        &mut self,
+        value: impl tokio_postgres::types::ToSql + Sync + Send + 'static,
+    ) -> String {
+        self.params.push(Box::new(value));
+        format!("${}", self.params.len())
+    }
+}
+
+/// Pushes every eligibility rule and selector of `query` onto a statement over
+/// `evidence e`: the same rules `RecallQuery::admits` states, in SQL.
+fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, now: Timestamp) {
+    let team = stmt.arg(actor.team.0);
+    let current = stmt.arg(LifecycleState::Current.as_str());
+    let validity = stmt.arg(query.validity_instant(now).as_micros());
+    let profile = stmt.arg(actor.profile.0);
+    stmt.sql.push_str(&format!(
+        " AND e.team_id = {team} AND ({state}) = {current} \
+         AND (e.expires_at IS NULL OR e.expires_at > {validity}) \
+         AND (e.space = '{team_space}' OR e.owner_profile_id = {profile})",
+        state = evidence_state_expr(query.known_at),
+        team_space = Space::Team.as_str(),
+    ));
+    if let Some(valid_at) = query.valid_at {
+        let p = stmt.arg(valid_at.as_micros());
+        stmt.sql.push_str(&format!(" AND e.observed_at <= {p}"));
+    }
+    if !query.known_evidence_ids.is_empty() {
+        let ids: Vec<uuid::Uuid> = query.known_evidence_ids.iter().map(|id| id.0).collect();
+        let p = stmt.arg(ids);
+        stmt.sql
+            .push_str(&format!(" AND NOT (e.evidence_id = ANY ({p}))"));
+    }
+    if !query.kinds.is_empty() {
+        let p = stmt.arg(query.kinds.clone());
+        stmt.sql.push_str(&format!(" AND e.kind = ANY ({p})"));
+    }
+    if let Some(since) = query.since {
+        let p = stmt.arg(since.as_micros());
+        stmt.sql.push_str(&format!(" AND e.observed_at >= {p}"));
+    }
+    if let Some(until) = query.until {
+        let p = stmt.arg(until.as_micros());
+        stmt.sql.push_str(&format!(" AND e.observed_at < {p}"));
+    }
+    match query.scope_filter() {
+        ScopeFilter::Any => {}
+        ScopeFilter::Exact(scope) => {
+            let p = stmt.arg(scope.to_path());
+            stmt.sql.push_str(&format!(" AND e.scope = {p}"));
+        }
+        ScopeFilter::Widened(scopes) => {
+            let paths: Vec<String> = scopes.iter().map(|s| s.to_path()).collect();
+            let p = stmt.arg(paths);
+            stmt.sql.push_str(&format!(" AND e.scope = ANY ({p})"));
+        }
+    }
+    if !query.refs.is_empty() {
+        let kinds: Vec<String> = query.refs.iter().map(|r| r.kind.clone()).collect();
+        let ids: Vec<String> = query.refs.iter().map(|r| r.id.clone()).collect();
+        let (kinds, ids) = (stmt.arg(kinds), stmt.arg(ids));
+        stmt.sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM evidence_refs r \
+               JOIN unnest({kinds}::text[], {ids}::text[]) AS w (kind, id) \
+                 ON r.ref_kind = w.kind AND r.ref_id = w.id \
+               WHERE r.team_id = e.team_id AND r.evidence_id = e.evidence_id)"
+        ));
+    }
+}
+
+/// The tsquery text for the query's terms: each term quoted (terms are runs of letters
+/// and digits, so a quote can never occur inside one) and OR-ed, so nothing the user typed
+/// is read as syntax and a document sharing any term matches.
+fn ts_query(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|term| format!("'{}'", term.replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// The order keys of `mnem_core::compare_hits`, in its precedence, so the rows a LIMIT
+/// keeps are the rows the core ranks first.
+fn order_keys(query: &RecallQuery, ranked: bool) -> Vec<&'static str> {
+    let mut keys = Vec::new();
+    if ranked && query.order == Order::Relevance {
+        keys.push("relevance DESC");
+    }
+    if query.scope_filter().is_widened() {
+        keys.push("scope_depth DESC");
+    }
+    keys.extend(["observed_at DESC", "evidence_id ASC"]);
+    keys
+}
+
+/// The lexical branch (or a listing): filters, scores, orders and limits on narrow rows,
+/// then reads full records only for the rows that survived.
+pub async fn lexical(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    query: &RecallQuery,
+    now: Timestamp,
+    pool: usize,
+) -> Result<Vec<Candidate>> {
+    let mut stmt = Statement::default();
+    let team = stmt.arg(actor.team.0);
+    let ranked = !query.is_listing();
+    if ranked {
+        let terms = query.terms();
+        if terms.is_empty() {
+            return Ok(Vec::new()); // text without a single term matches nothing
+        }
+        let words = stmt.arg(terms.join(" "));
+        let tsquery = stmt.arg(ts_query(&terms));
+        // The query's lexemes with their idf, and the team's average length, read from
+        // the statistics once; BM25 is then computed only for the matching documents.
+        stmt.sql = format!(
+            "WITH s AS (SELECT GREATEST(documents, 1)::float8 AS n, \
+                    lexemes::float8 / GREATEST(documents, 1) AS avgdl \
+                    FROM text_stats WHERE team_id = {team}), \
+             w AS (SELECT array_agg(t.lexeme) AS lexemes, \
+                    array_agg(ln(1 + (s.n - t.documents + 0.5) / (t.documents + 0.5))) AS idf \
+                    FROM term_stats t, s WHERE t.team_id = {team} \
+                    AND t.lexeme = ANY (tsvector_to_array(to_tsvector('mnem_english', {words})))) \
+             SELECT e.evidence_id, e.scope_depth, e.observed_at, \
+                    mnem_bm25(e.tsv, w.lexemes, w.idf, s.avgdl) AS relevance \
+             FROM evidence e, s, w \
+             WHERE e.tsv @@ to_tsquery('mnem_english', {tsquery})"
+        );
+    } else {
+        stmt.sql = "SELECT e.evidence_id, e.scope_depth, e.observed_at, \
+                    NULL::float8 AS relevance FROM evidence e WHERE true"
+            .into();
+    }
+    push_eligibility(&mut stmt, actor, query, now);
+    let keys = order_keys(query, ranked);
+    let limit = stmt.arg(pool as i64);
+    stmt.sql
+        .push_str(&format!(" ORDER BY {} LIMIT {limit}", keys.join(", ")));
+    let outer: Vec<String> = keys.iter().map(|key| format!("c.{key}")).collect();
+    let sql = format!(
+        "SELECT {columns}, c.relevance FROM ({inner}) c \
+         JOIN evidence e ON e.team_id = {team} AND e.evidence_id = c.evidence_id \
+         ORDER BY {outer}",
+        columns = evidence_columns(query.known_at),
+        inner = stmt.sql,
+        outer = outer.join(", "),
+    );
+    let rows = tx.query(&sql, &param_refs(&stmt.params)).await.db()?;
+    rows.iter()
+        .map(|row| {
+            Ok(Candidate {
+                evidence: evidence_from_row(row)?,
+                relevance: col(row, EVIDENCE_COLUMN_COUNT)?,
+            })
+        })
+        .collect()
+}
+
+/// The vector expression and operator class for a contract's width: `vector(n)` up to
+/// pgvector's index limit of 2,000 dimensions, `halfvec(n)` above it.
+pub fn vector_cast(dims: usize) -> String {
+    if dims > 2000 {
+        format!("halfvec({dims})")
+    } else {
+        format!("vector({dims})")
+    }
+}
+
+/// The vector branch: eligible candidates with a current vector under the contract, best
+/// `pool` by cosine similarity. Approximate through the per-width HNSW index (with
+/// iterative scans so filtered queries are not cut short) or, when `exact`, by comparing
+/// every eligible vector.
+#[allow(clippy::too_many_arguments)]
+pub async fn vector(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    query: &RecallQuery,
+    query_vector: &[f32],
+    contract: &EmbeddingContract,
+    now: Timestamp,
+    pool: usize,
+    exact: bool,
+) -> Result<Vec<Candidate>> {
+    if query_vector.len() != contract.dims {
+        return Ok(Vec::new()); // a vector of another width never matches
+    }
+    tune_vector_scan(tx, pool).await?;
+    let mut stmt = Statement::default();
+    let team = stmt.arg(actor.team.0);
+    let q = stmt.arg(pgvector::Vector::from(query_vector.to_vec()));
+    let key = stmt.arg(contract.key());
+    // The expression must be the index's, cast to the contract's width, for the planner
+    // to use the partial index of that width; the uncast form can only scan.
+    let distance = if exact {
+        format!("(v.embedding <=> {q})")
+    } else {
+        let cast = vector_cast(contract.dims);
+        format!("(v.embedding::{cast} <=> {q}::{cast})")
+    };
+    stmt.sql = format!(
+        "SELECT v.evidence_id, {distance} AS distance FROM evidence_vectors v \
+         JOIN evidence e ON e.team_id = v.team_id AND e.evidence_id = v.evidence_id \
+         WHERE v.contract = {key} AND v.dims = {dims} AND v.team_id = {team}",
+        dims = contract.dims,
+    );
+    push_eligibility(&mut stmt, actor, query, now);
+    let limit = stmt.arg(pool as i64);
+    stmt.sql
+        .push_str(&format!(" ORDER BY distance LIMIT {limit}"));
+    // The index may return neighbours slightly out of order under iterative scans:
+    // re-sort the few it found exactly, ties by id, before hydrating.
+    let sql = format!(
+        "WITH nearest AS MATERIALIZED ({inner}) \
+         SELECT {columns}, (1 - n.distance)::float8 FROM nearest n \
+         JOIN evidence e ON e.team_id = {team} AND e.evidence_id = n.evidence_id \
+         ORDER BY n.distance, n.evidence_id",
+        inner = stmt.sql,
+        columns = evidence_columns(query.known_at),
+    );
+    let rows = tx.query(&sql, &param_refs(&stmt.params)).await.db()?;
+    rows.iter()
+        .map(|row| {
+            Ok(Candidate {
+                evidence: evidence_from_row(row)?,
+                relevance: col(row, EVIDENCE_COLUMN_COUNT)?,
+            })
+        })
+        .collect()
+}
+
+/// HNSW search settings for this transaction: a candidate list at least as long as the
+/// pool, and iterative scans that keep walking the graph until enough rows pass the
+/// filters (pgvector 0.8).
+pub async fn tune_vector_scan(tx: &Transaction<'_>, pool: usize) -> Result<()> {
+    let ef_search = pool.clamp(40, 1000).to_string();
+    tx.execute(
+        "SELECT set_config('hnsw.ef_search', $1, true), \
+                set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+        &[&ef_search],
+    )
+    .await
+    .db()?;
+    Ok(())
+}

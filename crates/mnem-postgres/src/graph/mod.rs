@@ -1,0 +1,405 @@
+//! The semantic layer on PostgreSQL: writes in `write`, the shared relationship reads in
+//! `read`, and here the reads built on them — trace and the bounded discovery frontier.
+//! The same statements as the embedded store's, so both answer the same.
+
+pub mod read;
+pub mod write;
+
+use mnem_core::graph::{
+    Adjacency, GraphEdge, Relationship, RelationshipRef, Trace, TracedSupport, Transition,
+    VerificationEvent, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
+};
+use mnem_core::{
+    Actor, EmbeddingContract, EntityId, EvidenceId, LifecycleState, ProfileId, RelationshipId,
+    Timestamp,
+};
+use mnem_store::{GraphView, Result, StoreError};
+use tokio_postgres::Transaction;
+use uuid::Uuid;
+
+use crate::candidates::{tune_vector_scan, vector_cast};
+use crate::rows::{col, parsed};
+use crate::{search, DbResult, Param};
+
+/// How far trace follows a chain of corrections in each direction.
+const MAX_VERSION_CHAIN: usize = 16;
+
+fn boxed(value: impl tokio_postgres::types::ToSql + Sync + Send + 'static) -> Param {
+    Box::new(value)
+}
+
+pub async fn relationship(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: RelationshipId,
+    view: &GraphView,
+) -> Result<Relationship> {
+    read::relationships_where(
+        tx,
+        actor,
+        view,
+        " AND r.relationship_id = $2",
+        vec![boxed(id.0)],
+    )
+    .await?
+    .pop()
+    .ok_or(StoreError::RelationshipNotFound { id })
+}
+
+pub async fn trace(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: RelationshipId,
+    view: &GraphView,
+) -> Result<Trace> {
+    let relationship = relationship(tx, actor, id, view).await?;
+    let mut truncated = false;
+    let known = view.known_at.map_or(i64::MAX, Timestamp::as_micros);
+
+    let sql = format!(
+        "SELECT s.evidence_id, s.span_start, s.span_end, s.quote, \
+         (e.space = 'team' OR e.owner_profile_id = $3), ({}), e.source_group \
+         FROM relationship_supports s \
+         JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+         WHERE s.team_id = $1 AND s.relationship_id = $2 \
+         ORDER BY s.evidence_id, s.span_start",
+        read::evidence_state_expr(view.known_at)
+    );
+    let rows = tx
+        .query(&sql, &[&actor.team.0, &id.0, &actor.profile.0])
+        .await
+        .db()?;
+    let mut bytes = 0;
+    let mut supports = Vec::with_capacity(rows.len());
+    let mut visible_supports = 0;
+    for row in &rows {
+        let visible: bool = col(row, 4)?;
+        // Before it was recorded, evidence did not exist for this view.
+        let state: LifecycleState = col::<Option<String>>(row, 5)?
+            .as_deref()
+            .unwrap_or("erased")
+            .parse()?;
+        visible_supports += usize::from(visible);
+        // Another profile's private text is never quoted, only pointed at.
+        let mut quote = col::<Option<String>>(row, 3)?.filter(|_| visible);
+        if let Some(q) = &quote {
+            if bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
+                quote = None;
+                truncated = true;
+            } else {
+                bytes += q.len();
+            }
+        }
+        supports.push(TracedSupport {
+            evidence_id: EvidenceId(col(row, 0)?),
+            start: col::<i64>(row, 1)? as usize,
+            end: col::<i64>(row, 2)? as usize,
+            quote,
+            evidence_state: state,
+            source_group: if visible { col(row, 6)? } else { String::new() },
+            effective: state == LifecycleState::Current,
+        });
+    }
+    // Derived only from another profile's private evidence: private like its source.
+    if visible_supports == 0 && relationship.owner_profile_id != actor.profile {
+        return Err(StoreError::RelationshipNotFound { id });
+    }
+
+    let limit = TRACE_MAX_EVENTS as i64 + 1;
+    let mut verification_events = tx
+        .query(
+            "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
+             WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
+             ORDER BY seq DESC LIMIT $4",
+            &[&actor.team.0, &id.0, &known, &limit],
+        )
+        .await
+        .db()?
+        .iter()
+        .map(|row| {
+            Ok(VerificationEvent {
+                verdict: parsed(row, 0)?,
+                confidence: col(row, 1)?,
+                verifier: col(row, 2)?,
+                rationale: col(row, 3)?,
+                at: Timestamp::from_micros(col(row, 4)?),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    truncated |= verification_events.len() > TRACE_MAX_EVENTS;
+    verification_events.truncate(TRACE_MAX_EVENTS);
+    verification_events.reverse();
+
+    let mut transitions = tx
+        .query(
+            "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
+             FROM relationship_transitions \
+             WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
+             ORDER BY seq DESC LIMIT $4",
+            &[&actor.team.0, &id.0, &known, &limit],
+        )
+        .await
+        .db()?
+        .iter()
+        .map(|row| {
+            Ok(Transition {
+                from_tier: col::<Option<String>>(row, 0)?
+                    .map(|t| t.parse())
+                    .transpose()?,
+                to_tier: parsed(row, 1)?,
+                from_status: col::<Option<String>>(row, 2)?
+                    .map(|s| s.parse())
+                    .transpose()?,
+                to_status: parsed(row, 3)?,
+                reason: col(row, 4)?,
+                actor: ProfileId(col(row, 5)?),
+                at: Timestamp::from_micros(col(row, 6)?),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    truncated |= transitions.len() > TRACE_MAX_EVENTS;
+    transitions.truncate(TRACE_MAX_EVENTS);
+    transitions.reverse();
+
+    let conflicts = read::relationships_where(
+        tx,
+        actor,
+        view,
+        " AND r.subject_entity_id = $2 AND r.predicate = $3 AND r.relationship_id <> $4 \
+         AND (r.object_key <> $5 OR r.polarity <> $6) \
+         AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
+         AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
+              WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued)) \
+         ORDER BY r.recorded_at, r.relationship_id LIMIT 50",
+        vec![
+            boxed(relationship.subject.entity_id.0),
+            boxed(relationship.predicate.clone()),
+            boxed(id.0),
+            boxed(relationship.object.identity_key()),
+            boxed(relationship.polarity.as_str().to_string()),
+        ],
+    )
+    .await?
+    .iter()
+    .map(RelationshipRef::from)
+    .collect();
+
+    let mut supersedes = Vec::new();
+    let mut previous = relationship.supersedes;
+    while let Some(prior) = previous {
+        if supersedes.len() >= MAX_VERSION_CHAIN {
+            truncated = true;
+            break;
+        }
+        match self::relationship(tx, actor, prior, view).await {
+            Ok(r) => {
+                previous = r.supersedes;
+                supersedes.push(RelationshipRef::from(&r));
+            }
+            Err(StoreError::RelationshipNotFound { .. }) => break, // erased
+            Err(e) => return Err(e),
+        }
+    }
+    let mut superseded_by = Vec::new();
+    let mut current = id;
+    loop {
+        let next = read::relationships_where(
+            tx,
+            actor,
+            view,
+            " AND r.supersedes = $2 ORDER BY r.recorded_at, r.relationship_id",
+            vec![boxed(current.0)],
+        )
+        .await?;
+        let Some(first) = next.first() else { break };
+        if superseded_by.len() + next.len() > MAX_VERSION_CHAIN {
+            truncated = true;
+            break;
+        }
+        current = first.relationship_id;
+        superseded_by.extend(next.iter().map(RelationshipRef::from));
+    }
+
+    Ok(Trace {
+        relationship,
+        supports,
+        verification_events,
+        transitions,
+        conflicts,
+        supersedes,
+        superseded_by,
+        truncated,
+    })
+}
+
+/// Entities whose normalised name or alias is one of `names`, at most 64.
+pub async fn entities_named(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    names: &[String],
+) -> Result<Vec<(EntityId, String)>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    tx.query(
+        "SELECT DISTINCT a.entity_id, a.alias_key FROM entity_aliases a \
+         WHERE a.team_id = $1 AND a.alias_key = ANY ($2) \
+         ORDER BY a.entity_id LIMIT 64",
+        &[&actor.team.0, &names],
+    )
+    .await
+    .db()?
+    .iter()
+    .map(|row| Ok((EntityId(col(row, 0)?), col(row, 1)?)))
+    .collect()
+}
+
+/// Each entity's discoverable edges, newest first, at most `fanout` (`hub` beyond).
+pub async fn adjacency(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    entities: &[EntityId],
+    view: &GraphView,
+    fanout: usize,
+) -> Result<Vec<Adjacency>> {
+    // Each end is read newest first and cut at fanout + 1 inside its own index range,
+    // eligibility applied before the cut; the union is cut again.
+    let side = |column: &str| {
+        format!(
+            "(SELECT r.relationship_id FROM relationships r \
+             WHERE r.team_id = $1 AND r.{column} = $2{eligible} \
+             ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit})",
+            eligible = read::discoverable_condition(view),
+            limit = fanout + 1
+        )
+    };
+    let condition = format!(
+        " AND r.relationship_id IN ({} UNION ALL {}) \
+         ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {}",
+        side("subject_entity_id"),
+        side("object_entity_id"),
+        fanout + 1
+    );
+    let mut adjacency = Vec::with_capacity(entities.len());
+    for &entity in entities {
+        let mut found =
+            read::relationships_where(tx, actor, view, &condition, vec![boxed(entity.0)]).await?;
+        let hub = found.len() > fanout;
+        found.truncate(fanout);
+        adjacency.push(Adjacency {
+            entity_id: entity,
+            edges: read::edges(tx, actor, view, found).await?,
+            hub,
+        });
+    }
+    Ok(adjacency)
+}
+
+/// Discoverable relationships supported by any of `evidence`, newest first.
+pub async fn edges_supported_by(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    evidence: &[EvidenceId],
+    view: &GraphView,
+    limit: usize,
+) -> Result<Vec<GraphEdge>> {
+    if evidence.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<Uuid> = evidence.iter().map(|id| id.0).collect();
+    let condition = format!(
+        " AND r.relationship_id IN (SELECT s.relationship_id FROM relationship_supports s \
+           WHERE s.team_id = $1 AND s.evidence_id = ANY ($2)) \
+         {} ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit}",
+        read::discoverable_condition(view),
+    );
+    let found = read::relationships_where(tx, actor, view, &condition, vec![boxed(ids)]).await?;
+    read::edges(tx, actor, view, found).await
+}
+
+/// What a seed search looks for.
+pub struct SeedSearch<'a> {
+    pub vector: &'a [f32],
+    pub contract: &'a EmbeddingContract,
+    pub min_similarity: f64,
+    pub limit: usize,
+    /// Compare every discovery vector instead of walking the index.
+    pub exact: bool,
+}
+
+/// Entities near the query by their own discovery documents or their discoverable
+/// relationships', best similarity per entity; eligibility is read exactly for the few
+/// documents above the floor.
+pub async fn graph_vector_seeds(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    search: &SeedSearch<'_>,
+    view: &GraphView,
+) -> Result<Vec<(EntityId, f64)>> {
+    if search.vector.len() != search.contract.dims {
+        return Ok(Vec::new());
+    }
+    // More documents than seeds: several may name the same entity or be ineligible.
+    let pool = search.limit * 4;
+    tune_vector_scan(tx, pool).await?;
+    let distance = if search.exact {
+        "(g.embedding <=> $3)".to_string()
+    } else {
+        let cast = vector_cast(search.contract.dims);
+        format!("(g.embedding::{cast} <=> $3::{cast})")
+    };
+    let sql = format!(
+        "WITH nearest AS MATERIALIZED ( \
+           SELECT g.target_kind, g.target_id, {distance} AS distance FROM graph_documents g \
+           WHERE g.team_id = $1 AND g.contract = $2 AND g.dims = {dims} \
+           ORDER BY distance LIMIT $4) \
+         SELECT target_kind, target_id, (1 - distance)::float8 FROM nearest \
+         WHERE 1 - distance >= $5 ORDER BY distance, target_id",
+        dims = search.contract.dims,
+    );
+    let found = tx
+        .query(
+            &sql,
+            &[
+                &actor.team.0,
+                &search.contract.key(),
+                &pgvector::Vector::from(search.vector.to_vec()),
+                &(pool as i64),
+                &search.min_similarity,
+            ],
+        )
+        .await
+        .db()?;
+    let endpoints = format!(
+        "{} AND r.relationship_id = $2{}",
+        read::select_relationships(view),
+        read::discoverable_condition(view)
+    );
+    let mut entities: Vec<(EntityId, f64)> = Vec::new();
+    for row in &found {
+        let kind: String = col(row, 0)?;
+        let id: Uuid = col(row, 1)?;
+        let similarity: f64 = col(row, 2)?;
+        if kind == search::ENTITY_DOCUMENT {
+            entities.push((EntityId(id), similarity));
+            continue;
+        }
+        let relationship = tx
+            .query_opt(&endpoints, &[&actor.team.0, &id])
+            .await
+            .db()?
+            .map(|row| read::relationship_from_row(&row))
+            .transpose()?;
+        if let Some(r) = relationship {
+            entities.push((r.subject.entity_id, similarity));
+            if let Some(object) = r.object.entity_id() {
+                entities.push((object, similarity));
+            }
+        }
+    }
+    // Best similarity per entity (already in order), ties by id.
+    let mut seen = std::collections::HashSet::new();
+    entities.retain(|(id, _)| seen.insert(*id));
+    entities.truncate(search.limit);
+    Ok(entities)
+}

@@ -1,0 +1,223 @@
+//! Reading relationships: one column list and mapping for every read, with the time view
+//! (`known_at` from the transition log, `valid_at` on the validity interval) applied in
+//! SQL so a `LIMIT` never cuts a row that should have been kept. Stamps inlined into SQL
+//! are integers this module formats, never input text.
+
+use std::collections::HashMap;
+
+use mnem_core::graph::{
+    EntitySummary, GraphEdge, ObjectSummary, Polarity, Relationship, TypedValue,
+};
+use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
+use mnem_store::{GraphView, Result, StoreError};
+use tokio_postgres::{Row, Transaction};
+use uuid::Uuid;
+
+use crate::rows::{col, optional_stamp, parsed};
+use crate::{param_refs, DbResult, Param};
+
+/// The standing of `r` as the view sees it: the current columns, or the last transition
+/// at or before `known_at`.
+fn standing_columns(view: &GraphView) -> String {
+    match view.known_at {
+        None => "r.tier, r.status, r.version".into(),
+        Some(k) => {
+            let k = k.as_micros();
+            let last = |column: &str| {
+                format!(
+                    "(SELECT t.{column} FROM relationship_transitions t \
+                     WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+                     AND t.at <= {k} ORDER BY t.seq DESC LIMIT 1)"
+                )
+            };
+            format!(
+                "{}, {}, (SELECT COUNT(*) FROM relationship_transitions t \
+                 WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+                 AND t.at <= {k})",
+                last("to_tier"),
+                last("to_status")
+            )
+        }
+    }
+}
+
+/// `SELECT … FROM relationships r …` with the standing as of the view; callers append
+/// ` AND …` conditions. Parameter `$1` is the team.
+pub fn select_relationships(view: &GraphView) -> String {
+    format!(
+        "SELECT r.relationship_id, r.owner_profile_id, r.subject_entity_id, s.name, \
+         r.predicate, r.predicate_surface, r.object_entity_id, o.name, r.object_value, \
+         r.polarity, r.valid_from, r.valid_to, r.recorded_at, r.recorded_to, \
+         r.semantic_group_key, r.supersedes, {standing} \
+         FROM relationships r \
+         JOIN entities s ON s.team_id = r.team_id AND s.entity_id = r.subject_entity_id \
+         LEFT JOIN entities o ON o.team_id = r.team_id AND o.entity_id = r.object_entity_id \
+         WHERE r.team_id = $1{known}",
+        standing = standing_columns(view),
+        known = view
+            .known_at
+            .map(|k| format!(" AND r.recorded_at <= {}", k.as_micros()))
+            .unwrap_or_default(),
+    )
+}
+
+/// The conditions that make a relationship discoverable under the view (seed 000):
+/// active, verified, valid at `valid_at`.
+pub fn discoverable_condition(view: &GraphView) -> String {
+    let mut sql = format!(
+        " AND ({standing}) = 'active' AND ({tier}) IN ('validated_claim', 'fact')",
+        standing = standing_expr(view, "to_status", "r.status"),
+        tier = standing_expr(view, "to_tier", "r.tier"),
+    );
+    if let Some(v) = view.valid_at {
+        let v = v.as_micros();
+        sql.push_str(&format!(
+            " AND (r.valid_from IS NULL OR r.valid_from <= {v}) \
+             AND (r.valid_to IS NULL OR r.valid_to > {v})"
+        ));
+    }
+    sql
+}
+
+fn standing_expr(view: &GraphView, log_column: &str, current: &str) -> String {
+    match view.known_at {
+        None => current.to_string(),
+        Some(k) => format!(
+            "SELECT t.{log_column} FROM relationship_transitions t \
+             WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+             AND t.at <= {} ORDER BY t.seq DESC LIMIT 1",
+            k.as_micros()
+        ),
+    }
+}
+
+pub fn relationship_from_row(row: &Row) -> Result<Relationship> {
+    let object = match col::<Option<Uuid>>(row, 6)? {
+        Some(id) => ObjectSummary::Entity(EntitySummary {
+            entity_id: EntityId(id),
+            name: col(row, 7)?,
+        }),
+        None => {
+            let json: String = col(row, 8)?;
+            let value: TypedValue = serde_json::from_str(&json).map_err(StoreError::backend)?;
+            ObjectSummary::Value { value }
+        }
+    };
+    let polarity: String = col(row, 9)?;
+    Ok(Relationship {
+        relationship_id: RelationshipId(col(row, 0)?),
+        owner_profile_id: ProfileId(col(row, 1)?),
+        subject: EntitySummary {
+            entity_id: EntityId(col(row, 2)?),
+            name: col(row, 3)?,
+        },
+        predicate: col(row, 4)?,
+        predicate_surface: col(row, 5)?,
+        object,
+        polarity: Polarity::parse("polarity", &polarity)?,
+        valid_from: optional_stamp(row, 10)?,
+        valid_to: optional_stamp(row, 11)?,
+        recorded_at: Timestamp::from_micros(col(row, 12)?),
+        recorded_to: optional_stamp(row, 13)?,
+        semantic_group_key: col(row, 14)?,
+        supersedes: col::<Option<Uuid>>(row, 15)?.map(RelationshipId),
+        tier: parsed(row, 16)?,
+        status: parsed(row, 17)?,
+        version: col(row, 18)?,
+    })
+}
+
+/// Relationships matching `condition` (SQL appended after the team filter, its
+/// parameters numbered from `$2`).
+pub async fn relationships_where(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    view: &GraphView,
+    condition: &str,
+    params: Vec<Param>,
+) -> Result<Vec<Relationship>> {
+    let sql = format!("{}{condition}", select_relationships(view));
+    let mut all: Vec<Param> = vec![Box::new(actor.team.0)];
+    all.extend(params);
+    let rows = tx.query(&sql, &param_refs(&all)).await.db()?;
+    rows.iter().map(relationship_from_row).collect()
+}
+
+/// The evidence state as the view sees it: now, or the last lifecycle event at or
+/// before `known_at` (erasure always wins: forgotten is forgotten in every view).
+pub fn evidence_state_expr(known_at: Option<Timestamp>) -> String {
+    match known_at {
+        None => "e.state".into(),
+        Some(k) => format!(
+            "CASE WHEN e.state = 'erased' OR e.recorded_at > {k} THEN 'erased' ELSE \
+             (SELECT ev.state FROM evidence_events ev WHERE ev.team_id = e.team_id \
+              AND ev.evidence_id = e.evidence_id AND ev.at <= {k} \
+              ORDER BY ev.seq DESC LIMIT 1) END",
+            k = k.as_micros()
+        ),
+    }
+}
+
+/// Attaches each relationship's effective supporting evidence ids (current under the
+/// view, visible to the actor) and its predicate's cardinality; drops relationships with
+/// no such support.
+pub async fn edges(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    view: &GraphView,
+    relationships: Vec<Relationship>,
+) -> Result<Vec<GraphEdge>> {
+    if relationships.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<Uuid> = relationships.iter().map(|r| r.relationship_id.0).collect();
+    let sql = format!(
+        "SELECT s.relationship_id, s.evidence_id FROM relationship_supports s \
+         JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+         WHERE s.team_id = $1 AND s.relationship_id = ANY ($3) \
+         AND (e.space = 'team' OR e.owner_profile_id = $2) AND ({}) = 'current' \
+         ORDER BY s.relationship_id, s.evidence_id",
+        evidence_state_expr(view.known_at)
+    );
+    let mut supports: HashMap<RelationshipId, Vec<EvidenceId>> = HashMap::new();
+    for row in tx
+        .query(&sql, &[&actor.team.0, &actor.profile.0, &ids])
+        .await
+        .db()?
+    {
+        let relationship = RelationshipId(col(&row, 0)?);
+        let evidence = EvidenceId(col(&row, 1)?);
+        let ids = supports.entry(relationship).or_default();
+        if ids.last() != Some(&evidence) {
+            ids.push(evidence);
+        }
+    }
+    let predicates: Vec<String> = relationships.iter().map(|r| r.predicate.clone()).collect();
+    let single_valued: HashMap<String, bool> = tx
+        .query(
+            "SELECT predicate, single_valued FROM predicates \
+             WHERE team_id = $1 AND predicate = ANY ($2)",
+            &[&actor.team.0, &predicates],
+        )
+        .await
+        .db()?
+        .iter()
+        .map(|row| Ok((col(row, 0)?, col(row, 1)?)))
+        .collect::<Result<_>>()?;
+    // A claim whose every counted support is another profile's private evidence says
+    // something only that profile may see.
+    Ok(relationships
+        .into_iter()
+        .filter_map(|relationship| {
+            let evidence_ids = supports.remove(&relationship.relationship_id)?;
+            Some(GraphEdge {
+                evidence_ids,
+                single_valued: single_valued
+                    .get(&relationship.predicate)
+                    .copied()
+                    .unwrap_or(false),
+                relationship,
+            })
+        })
+        .collect())
+}

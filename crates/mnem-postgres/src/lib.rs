@@ -1,0 +1,671 @@
+//! The server backend: PostgreSQL with pgvector. Many stateless `mnem serve` processes
+//! share one database; it persists evidence and produces recall candidates with every
+//! eligibility rule inside its SQL, and ranks nothing (`mnem-core` does).
+//!
+//! Architecture invariants: every statement filters on `team_id`, and every transaction
+//! that touches a tenant table first names its team (`mnem.team_id`, transaction-local),
+//! so row-level security holds even where a statement forgot its filter. Pooled
+//! connections act as `mnem_app`, a role that owns nothing and cannot bypass the
+//! policies. No user text is ever spliced into SQL or read as query syntax.
+
+mod candidates;
+mod credentials;
+mod graph;
+mod migrations;
+mod rows;
+mod search;
+pub mod testing;
+
+use std::sync::Arc;
+
+use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
+use mnem_core::graph::{
+    Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
+};
+use mnem_core::{
+    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
+    LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
+};
+use mnem_store::{
+    new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
+    GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
+    VerifiedCorrection, VerifiedRemember,
+};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Transaction};
+
+pub use migrations::SCHEMA_VERSION;
+use rows::{col, evidence_from_row, EVIDENCE_COLUMNS};
+
+/// The profile `open_team` creates with a team and acts as.
+pub const DEFAULT_PROFILE: &str = "default";
+
+/// The role pooled connections act as: subject to every row-level policy.
+pub const APP_ROLE: &str = "mnem_app";
+
+/// Connections per server process unless configured.
+pub const DEFAULT_POOL_SIZE: usize = 16;
+
+/// Converts tokio-postgres errors at the crate boundary.
+pub(crate) trait DbResult<T> {
+    fn db(self) -> Result<T>;
+}
+
+impl<T> DbResult<T> for std::result::Result<T, tokio_postgres::Error> {
+    fn db(self) -> Result<T> {
+        self.map_err(StoreError::backend)
+    }
+}
+
+/// A statement parameter whose type is decided at run time.
+pub(crate) type Param = Box<dyn ToSql + Sync + Send>;
+
+pub(crate) fn param_refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+        .collect()
+}
+
+/// How a [`PgStore`] searches vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorSearch {
+    /// pgvector's HNSW index with iterative scans (the default).
+    Approximate,
+    /// Every eligible vector compared: the oracle the index is measured against.
+    Exact,
+}
+
+/// A PostgreSQL-backed store. Cheap to clone; clones share one connection pool.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: Pool,
+    /// The login role's settings: schema changes (migrations, vector indexes) run as it,
+    /// never as the application role.
+    owner: tokio_postgres::Config,
+    clock: Arc<dyn Clock>,
+    vector_search: VectorSearch,
+}
+
+impl PgStore {
+    /// Connects to `url`, brings the schema up to date (serialised across processes by an
+    /// advisory lock) and opens a pool of at most `pool_size` connections.
+    pub async fn connect(url: &str, clock: Arc<dyn Clock>, pool_size: usize) -> Result<Self> {
+        let config: tokio_postgres::Config = url.parse().map_err(StoreError::backend)?;
+        Self::connect_config(config, clock, pool_size).await
+    }
+
+    pub async fn connect_config(
+        config: tokio_postgres::Config,
+        clock: Arc<dyn Clock>,
+        pool_size: usize,
+    ) -> Result<Self> {
+        migrations::migrate(&config).await?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .post_create(Hook::async_fn(|client, _| {
+                Box::pin(async move {
+                    client
+                        .batch_execute(&format!("SET ROLE {APP_ROLE}"))
+                        .await
+                        .map_err(HookError::Backend)
+                })
+            }))
+            .build()
+            .map_err(StoreError::backend)?;
+        Ok(Self {
+            pool,
+            owner: config,
+            clock,
+            vector_search: VectorSearch::Approximate,
+        })
+    }
+
+    /// Selects how vectors are searched (the exact scan is the index's oracle).
+    pub fn with_vector_search(mut self, search: VectorSearch) -> Self {
+        self.vector_search = search;
+        self
+    }
+
+    /// A pooled connection, acting as [`APP_ROLE`].
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object> {
+        self.pool.get().await.map_err(StoreError::backend)
+    }
+
+    /// Runs `sql` on a pooled connection, outside any team (tests and operators use it
+    /// to show what row-level security lets through).
+    pub async fn query_as_app(&self, sql: &str) -> Result<Vec<tokio_postgres::Row>> {
+        self.client().await?.query(sql, &[]).await.db()
+    }
+}
+
+/// The pooled connection as a plain client, for statements outside a transaction.
+pub(crate) fn as_client(object: &deadpool_postgres::Object) -> &tokio_postgres::Client {
+    object
+}
+
+/// Starts a transaction on `client` scoped to `team` (row-level security admits only its
+/// rows), read-only when asked.
+pub(crate) async fn begin<'c>(
+    client: &'c mut deadpool_postgres::Object,
+    team: Option<TeamId>,
+    read_only: bool,
+) -> Result<deadpool_postgres::Transaction<'c>> {
+    let tx = client
+        .build_transaction()
+        .read_only(read_only)
+        .start()
+        .await
+        .db()?;
+    if let Some(team) = team {
+        set_team(&tx, team).await?;
+    }
+    Ok(tx)
+}
+
+/// Names the transaction's team for the row-level policies.
+pub(crate) async fn set_team(tx: &Transaction<'_>, team: TeamId) -> Result<()> {
+    tx.execute(
+        "SELECT set_config('mnem.team_id', $1, true)",
+        &[&team.0.to_string()],
+    )
+    .await
+    .db()?;
+    Ok(())
+}
+
+/// Serialises the semantic layer's writes within one team (entity resolution, conflicts,
+/// log sequence numbers read-then-write), as SQLite's single writer does; other teams
+/// and plain evidence writes proceed in parallel.
+pub(crate) async fn lock_team_graph(tx: &Transaction<'_>, team: TeamId) -> Result<()> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))",
+        &[&team.0.to_string()],
+    )
+    .await
+    .db()?;
+    Ok(())
+}
+
+impl EvidenceStore for PgStore {
+    fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
+    }
+
+    async fn open_team(&self, name: &str) -> Result<Actor> {
+        self.open_profile(name, DEFAULT_PROFILE).await
+    }
+
+    async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Evidence> {
+        let recorded_at = self.clock.now();
+        let hold = new.quarantine.clone();
+        let evidence = new.into_evidence(
+            EvidenceId(new_uuid_v7(recorded_at)),
+            actor.team,
+            actor.profile,
+            recorded_at,
+        )?;
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        insert_evidence(&tx, &evidence, hold.as_deref()).await?;
+        tx.commit().await.db()?;
+        Ok(evidence)
+    }
+
+    async fn get(&self, actor: &Actor, id: EvidenceId) -> Result<Evidence> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        visible_evidence(&tx, actor, id).await
+    }
+
+    async fn history(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        visible_evidence(&tx, actor, id).await?;
+        let rows = tx
+            .query(
+                "SELECT state, at, actor_profile_id, reason FROM evidence_events \
+                 WHERE team_id = $1 AND evidence_id = $2 ORDER BY seq",
+                &[&actor.team.0, &id.0],
+            )
+            .await
+            .db()?;
+        rows.iter()
+            .map(|row| {
+                Ok(LifecycleEvent {
+                    state: col::<String>(row, 0)?.parse()?,
+                    at: Timestamp::from_micros(col(row, 1)?),
+                    actor: ProfileId(col(row, 2)?),
+                    reason: col(row, 3)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn retract(&self, actor: &Actor, id: EvidenceId, reason: Option<String>) -> Result<()> {
+        self.retract_evidence(actor, vec![id], reason).await
+    }
+
+    async fn lexical_candidates(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        pool: usize,
+    ) -> Result<Vec<Candidate>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        candidates::lexical(&tx, actor, query, now, pool).await
+    }
+}
+
+impl GraphStore for PgStore {
+    async fn open_profile(&self, team: &str, profile: &str) -> Result<Actor> {
+        let team = validate_team_name(team)?;
+        let profile = validate_profile_name(profile)?;
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, None, false).await?;
+        let actor = ensure_profile(&tx, team, profile, now).await?;
+        tx.commit().await.db()?;
+        Ok(actor)
+    }
+
+    async fn replayed(
+        &self,
+        actor: &Actor,
+        key: &str,
+        request_hash: &str,
+    ) -> Result<Option<RememberOutcome>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        graph::write::replayed(&tx, actor, key, request_hash).await
+    }
+
+    async fn commit_remember(
+        &self,
+        actor: &Actor,
+        request: VerifiedRemember,
+    ) -> Result<RememberOutcome> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        let outcome = graph::write::commit_remember(&tx, actor, request, now).await?;
+        tx.commit().await.db()?;
+        Ok(outcome)
+    }
+
+    async fn retract_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        self.move_evidence(actor, ids, LifecycleState::Retracted, reason)
+            .await
+    }
+
+    async fn quarantine_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> Result<()> {
+        self.move_evidence(actor, ids, LifecycleState::Quarantined, Some(reason))
+            .await
+    }
+
+    async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
+        let at = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        graph::write::forget(&tx, actor, &ids, at).await?;
+        tx.commit().await.db()
+    }
+
+    async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        graph::relationship(&tx, actor, id, &GraphView::default()).await
+    }
+
+    async fn commit_correction(
+        &self,
+        actor: &Actor,
+        correction: VerifiedCorrection,
+    ) -> Result<RelationshipOutcome> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        let outcome = graph::write::commit_correction(&tx, actor, correction, now).await?;
+        tx.commit().await.db()?;
+        Ok(outcome)
+    }
+
+    async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        graph::trace(&tx, actor, id, &view).await
+    }
+
+    async fn entities_named(
+        &self,
+        actor: &Actor,
+        names: Vec<String>,
+    ) -> Result<Vec<(EntityId, String)>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        graph::entities_named(&tx, actor, &names).await
+    }
+
+    async fn adjacency(
+        &self,
+        actor: &Actor,
+        entities: Vec<EntityId>,
+        view: GraphView,
+        fanout: usize,
+    ) -> Result<Vec<Adjacency>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        graph::adjacency(&tx, actor, &entities, &view, fanout).await
+    }
+
+    async fn graph_vector_seeds(
+        &self,
+        actor: &Actor,
+        vector: &[f32],
+        contract: &EmbeddingContract,
+        view: GraphView,
+        min_similarity: f64,
+        limit: usize,
+    ) -> Result<Vec<(EntityId, f64)>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        let search = graph::SeedSearch {
+            vector,
+            contract,
+            min_similarity,
+            limit,
+            exact: self.vector_search == VectorSearch::Exact,
+        };
+        graph::graph_vector_seeds(&tx, actor, &search, &view).await
+    }
+
+    async fn edges_supported_by(
+        &self,
+        actor: &Actor,
+        evidence: Vec<EvidenceId>,
+        view: GraphView,
+        limit: usize,
+    ) -> Result<Vec<GraphEdge>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        graph::edges_supported_by(&tx, actor, &evidence, &view, limit).await
+    }
+}
+
+impl PgStore {
+    async fn move_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        state: LifecycleState,
+        reason: Option<String>,
+    ) -> Result<()> {
+        let at = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        graph::write::move_evidence(&tx, actor, &ids, state, reason.as_deref(), at).await?;
+        tx.commit().await.db()
+    }
+}
+
+impl SearchIndex for PgStore {
+    async fn recorded_contract(&self) -> Result<Option<EmbeddingContract>> {
+        let client = self.client().await?;
+        search::recorded_contract(as_client(&client)).await
+    }
+
+    async fn activate_contract(&self, contract: &EmbeddingContract) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, None, false).await?;
+        search::activate_contract(&tx, contract).await?;
+        tx.commit().await.db()?;
+        migrations::ensure_vector_indexes(&self.owner, contract.dims).await
+    }
+
+    async fn reindex(&self, contract: &EmbeddingContract) -> Result<u64> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, None, false).await?;
+        let queued = search::reindex(&tx, contract, now).await?;
+        tx.commit().await.db()?;
+        migrations::ensure_vector_indexes(&self.owner, contract.dims).await?;
+        Ok(queued)
+    }
+
+    async fn pending_documents(&self, limit: usize) -> Result<Vec<PendingDocument>> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        search::claim_pending(&mut client, limit, now).await
+    }
+
+    async fn store_vectors(
+        &self,
+        contract: &EmbeddingContract,
+        vectors: Vec<(PendingDocument, Vec<f32>)>,
+    ) -> Result<()> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, None, false).await?;
+        search::store_vectors(&tx, contract, &vectors, now).await?;
+        tx.commit().await.db()
+    }
+
+    async fn record_failures(
+        &self,
+        failures: Vec<(PendingDocument, String)>,
+        max_attempts: u32,
+    ) -> Result<()> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, None, false).await?;
+        search::record_failures(&tx, &failures, max_attempts, now).await?;
+        tx.commit().await.db()
+    }
+
+    async fn freshness(&self, now: Timestamp) -> Result<SearchFreshness> {
+        let client = self.client().await?;
+        search::freshness(as_client(&client), now).await
+    }
+
+    async fn vector_candidates(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        vector: &[f32],
+        contract: &EmbeddingContract,
+        now: Timestamp,
+        pool: usize,
+    ) -> Result<Vec<Candidate>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        let exact = self.vector_search == VectorSearch::Exact;
+        candidates::vector(&tx, actor, query, vector, contract, now, pool, exact).await
+    }
+
+    async fn record_degradation(&self, degradation: Degradation) -> Result<()> {
+        let client = self.client().await?;
+        search::set_meta(as_client(&client), search::DEGRADATION_KEY, &degradation).await
+    }
+
+    async fn last_degradation(&self) -> Result<Option<Degradation>> {
+        let client = self.client().await?;
+        search::meta(as_client(&client), search::DEGRADATION_KEY).await
+    }
+}
+
+/// Resolves (creating on first use) a team and one of its profiles by name; leaves the
+/// transaction scoped to that team.
+pub(crate) async fn ensure_profile(
+    tx: &Transaction<'_>,
+    team: &str,
+    profile: &str,
+    now: Timestamp,
+) -> Result<Actor> {
+    // Two servers may create the same team at once: insert-or-nothing, then read.
+    tx.execute(
+        "INSERT INTO teams (team_id, name, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (name) DO NOTHING",
+        &[&new_uuid_v7(now), &team, &now.as_micros()],
+    )
+    .await
+    .db()?;
+    let team_id = TeamId(col(
+        &tx.query_one("SELECT team_id FROM teams WHERE name = $1", &[&team])
+            .await
+            .db()?,
+        0,
+    )?);
+    set_team(tx, team_id).await?;
+    tx.execute(
+        "INSERT INTO profiles (team_id, profile_id, name, created_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (team_id, name) DO NOTHING",
+        &[&team_id.0, &new_uuid_v7(now), &profile, &now.as_micros()],
+    )
+    .await
+    .db()?;
+    let profile_id = ProfileId(col(
+        &tx.query_one(
+            "SELECT profile_id FROM profiles WHERE team_id = $1 AND name = $2",
+            &[&team_id.0, &profile],
+        )
+        .await
+        .db()?,
+        0,
+    )?);
+    Ok(Actor {
+        team: team_id,
+        profile: profile_id,
+    })
+}
+
+/// Inserts a new record with its first lifecycle event and queues it for embedding;
+/// `reason` explains a state other than `current`.
+pub(crate) async fn insert_evidence(
+    tx: &Transaction<'_>,
+    e: &Evidence,
+    reason: Option<&str>,
+) -> Result<()> {
+    let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
+    let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
+    tx.execute(
+        "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
+         source_type, source, authority, source_group, source_key, source_revision, labels, \
+         refs, scope, scope_depth, space, observed_at, recorded_at, expires_at, content_hash, \
+         state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+         $17, $18, $19, $20, $21)",
+        &[
+            &e.team.0,
+            &e.id.0,
+            &e.owner.0,
+            &e.content,
+            &e.kind,
+            &e.source_type.as_str(),
+            &e.source,
+            &e.authority.as_str(),
+            &e.source_group,
+            &e.source_key,
+            &e.source_revision,
+            &labels,
+            &refs,
+            &e.scope.to_path(),
+            &(e.scope.depth() as i64),
+            &e.space.as_str(),
+            &e.observed_at.as_micros(),
+            &e.recorded_at.as_micros(),
+            &e.expires_at.map(Timestamp::as_micros),
+            &e.content_hash,
+            &e.state.as_str(),
+        ],
+    )
+    .await
+    .db()?;
+    if e.state == LifecycleState::Current {
+        search::enqueue(tx, e.team, search::EVIDENCE_DOCUMENT, e.id.0, e.recorded_at).await?;
+    }
+    for r in &e.refs {
+        tx.execute(
+            "INSERT INTO evidence_refs (team_id, ref_kind, ref_id, evidence_id) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            &[&e.team.0, &r.kind, &r.id, &e.id.0],
+        )
+        .await
+        .db()?;
+    }
+    let actor = Actor {
+        team: e.team,
+        profile: e.owner,
+    };
+    append_event(tx, &actor, e.id, e.state, e.recorded_at, reason).await
+}
+
+pub(crate) async fn append_event(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: EvidenceId,
+    state: LifecycleState,
+    at: Timestamp,
+    reason: Option<&str>,
+) -> Result<()> {
+    tx.execute(
+        "INSERT INTO evidence_events (team_id, evidence_id, seq, state, actor_profile_id, at, \
+         reason) VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM evidence_events \
+         WHERE team_id = $1 AND evidence_id = $2), $3, $4, $5, $6)",
+        &[
+            &actor.team.0,
+            &id.0,
+            &state.as_str(),
+            &actor.profile.0,
+            &at.as_micros(),
+            &reason,
+        ],
+    )
+    .await
+    .db()?;
+    Ok(())
+}
+
+/// One record the actor may see, in any lifecycle state; otherwise `NotFound`.
+pub(crate) async fn visible_evidence(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: EvidenceId,
+) -> Result<Evidence> {
+    let row = tx
+        .query_opt(
+            &format!(
+                "SELECT {EVIDENCE_COLUMNS} FROM evidence e \
+                 WHERE e.team_id = $1 AND e.evidence_id = $2 \
+                 AND (e.space = 'team' OR e.owner_profile_id = $3)"
+            ),
+            &[&actor.team.0, &id.0, &actor.profile.0],
+        )
+        .await
+        .db()?;
+    match row {
+        Some(row) => evidence_from_row(&row),
+        None => Err(StoreError::NotFound { id }),
+    }
+}

@@ -1,0 +1,112 @@
+//! Versioned schema migrations, recorded in `mnem_schema`. Every process runs them at
+//! start; an advisory lock makes concurrent starts take turns, and each migration commits
+//! with its version, so a crash leaves the database at a whole version. A database
+//! written by a newer build is refused rather than guessed at.
+
+use mnem_store::{Result, StoreError};
+use tokio_postgres::{Config, NoTls};
+
+use crate::DbResult;
+
+/// Index `i` holds the migration that takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Any constant shared by every mnem process: the key of the migration lock.
+const MIGRATION_LOCK: i64 = 0x6d6e_656d_0001;
+
+/// Migrates as the login role (the owner of what it creates), on its own connection.
+pub async fn migrate(config: &Config) -> Result<()> {
+    as_owner(config, |client| {
+        Box::pin(async move {
+            client
+                .batch_execute(
+                    "CREATE TABLE IF NOT EXISTS mnem_schema (version bigint NOT NULL); \
+                     CREATE EXTENSION IF NOT EXISTS vector;",
+                )
+                .await
+                .db()?;
+            apply(client).await
+        })
+    })
+    .await
+}
+
+/// The HNSW indexes for vectors of one width: a partial index per table over the cast
+/// expression (`vector(n)`, or `halfvec(n)` past pgvector's 2,000-dimension limit), made
+/// when a contract of that width is activated. Cosine distance: vectors are unit length.
+pub async fn ensure_vector_indexes(config: &Config, dims: usize) -> Result<()> {
+    let cast = crate::candidates::vector_cast(dims);
+    let ops = if dims > 2000 {
+        "halfvec_cosine_ops"
+    } else {
+        "vector_cosine_ops"
+    };
+    let sql = format!(
+        "CREATE INDEX IF NOT EXISTS evidence_vectors_hnsw_{dims} ON evidence_vectors \
+           USING hnsw ((embedding::{cast}) {ops}) WHERE dims = {dims}; \
+         CREATE INDEX IF NOT EXISTS graph_documents_hnsw_{dims} ON graph_documents \
+           USING hnsw ((embedding::{cast}) {ops}) WHERE dims = {dims};"
+    );
+    as_owner(config, |client| {
+        Box::pin(async move { client.batch_execute(&sql).await.db() })
+    })
+    .await
+}
+
+type OwnerWork<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + 'a>>;
+
+/// Runs schema work on a fresh connection as the login role, holding the migration lock
+/// so concurrent server starts take turns.
+async fn as_owner<F>(config: &Config, work: F) -> Result<()>
+where
+    F: for<'a> FnOnce(&'a mut tokio_postgres::Client) -> OwnerWork<'a>,
+{
+    let (mut client, connection) = config.connect(NoTls).await.db()?;
+    let driver = tokio::spawn(connection);
+    let outcome = async {
+        client
+            .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .db()?;
+        let result = work(&mut client).await;
+        client
+            .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+            .await
+            .db()?;
+        result
+    }
+    .await;
+    drop(client);
+    let _ = driver.await;
+    outcome
+}
+
+async fn apply(client: &mut tokio_postgres::Client) -> Result<()> {
+    let found: i64 = client
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM mnem_schema", &[])
+        .await
+        .db()?
+        .try_get(0)
+        .map_err(StoreError::backend)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = client.transaction().await.db()?;
+        tx.batch_execute(sql).await.db()?;
+        tx.execute(
+            "INSERT INTO mnem_schema (version) VALUES ($1)",
+            &[&(index as i64 + 1)],
+        )
+        .await
+        .db()?;
+        tx.commit().await.db()?;
+        tracing::info!(version = index + 1, "postgres schema migrated");
+    }
+    Ok(())
+}

