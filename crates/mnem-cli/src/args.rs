@@ -22,6 +22,21 @@ pub struct Cli {
     #[arg(long, global = true, env = "MNEM_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
 
+    /// A PostgreSQL server instead of the embedded file: `postgres://user@host/db`. Many
+    /// `mnem serve` processes may share one. Migrations run at start.
+    #[arg(
+        long,
+        global = true,
+        env = "MNEM_DATABASE_URL",
+        value_name = "URL",
+        conflicts_with = "db"
+    )]
+    pub database: Option<String>,
+
+    /// Connections per process to the PostgreSQL server.
+    #[arg(long, global = true, env = "MNEM_PG_POOL", default_value_t = mnem_postgres::DEFAULT_POOL_SIZE)]
+    pub pg_pool: usize,
+
     /// The team (tenant) to act in; created on first use.
     #[arg(long, global = true, env = "MNEM_TEAM", default_value = "local")]
     pub team: String,

@@ -14,11 +14,12 @@ use clap::Parser;
 use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::{NewEvidence, RecallQuery, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
+use mnem_postgres::PgStore;
 use mnem_service::{
     spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig, Memory, ServiceError,
 };
 use mnem_sqlite::SqliteStore;
-use mnem_store::{CredentialStore, EvidenceStore, GraphStore, GraphView, StoreError, SystemClock};
+use mnem_store::{CredentialStore, GraphStore, GraphView, SearchIndex, StoreError, SystemClock};
 
 use args::{Cli, Command, RecallArgs, RememberArgs};
 
@@ -155,8 +156,72 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Eval(args) = &cli.command {
         return eval(args, embedder(&cli)?, cli.json).await;
     }
-    let path = store_path(cli.db.clone())?;
-    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+    let input = Input {
+        remember: remember_input,
+        correction,
+    };
+    match &cli.database {
+        Some(url) => {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return Err(Failure::Input(format!(
+                    "database: `{url}` is not a postgres:// URL (for a file, use --db PATH)"
+                )));
+            }
+            let store = PgStore::connect(url, Arc::new(SystemClock), cli.pg_pool).await?;
+            tracing::debug!(team = %cli.team, "postgres store opened");
+            run_on(cli, store, input).await
+        }
+        None => {
+            let path = store_path(cli.db.clone())?;
+            let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+            tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
+            run_on(cli, store, input).await
+        }
+    }
+}
+
+/// What was read and checked before any store was opened.
+struct Input {
+    remember: Option<RememberInput>,
+    correction: Option<Correction>,
+}
+
+/// What the CLI needs of a backend beyond the storage traits: how a long-lived process
+/// (`mcp`, `serve`) prepares it.
+trait Backend: GraphStore + SearchIndex + CredentialStore + Clone + 'static {
+    /// The store as a long-lived process uses it (in-memory vector graphs for SQLite;
+    /// PostgreSQL's HNSW indexes are always there).
+    fn long_lived(self, ann_threshold: usize) -> Self;
+
+    /// Builds what the first recall would otherwise wait for; how many graphs were built.
+    fn warm(&self) -> impl std::future::Future<Output = Result<usize, StoreError>> + Send;
+}
+
+impl Backend for SqliteStore {
+    fn long_lived(self, ann_threshold: usize) -> Self {
+        self.with_ann_threshold(ann_threshold)
+    }
+
+    async fn warm(&self) -> Result<usize, StoreError> {
+        self.warm_ann().await
+    }
+}
+
+impl Backend for PgStore {
+    fn long_lived(self, _ann_threshold: usize) -> Self {
+        self
+    }
+
+    async fn warm(&self) -> Result<usize, StoreError> {
+        Ok(0)
+    }
+}
+
+async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Failure> {
+    let Input {
+        remember: remember_input,
+        correction,
+    } = input;
     // Server administration and the server itself act for no one principal.
     match &cli.command {
         Command::Serve(args) => return serve(&cli, args, store).await,
@@ -165,7 +230,6 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         _ => {}
     }
     let actor = store.open_profile(&cli.team, &cli.as_profile).await?;
-    tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
     match cli.command {
         Command::Remember(ref args) => {
             let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli);
@@ -237,7 +301,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Mcp => {
             // A long-lived process: approximate vector search for large teams, and a
             // background worker embedding what the tools write.
-            let store = store.with_ann_threshold(cli.ann_threshold);
+            let store = store.long_lived(cli.ann_threshold);
             let memory = Arc::new(with_verifier(
                 Memory::open(store, embedder(&cli)?).await?,
                 &cli,
@@ -468,7 +532,7 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
 
 /// Adds the model verifier when `--verifier-url` is set (the key comes from
 /// `MNEM_VERIFIER_KEY`, never a flag, so it stays out of shell history).
-fn with_verifier(memory: Memory<SqliteStore>, cli: &Cli) -> Memory<SqliteStore> {
+fn with_verifier<S: GraphStore + SearchIndex>(memory: Memory<S>, cli: &Cli) -> Memory<S> {
     match &cli.verifier_url {
         Some(url) => {
             let verifier = ChatVerifier::new(ChatVerifierConfig {
@@ -516,10 +580,10 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<
 }
 
 /// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker.
-async fn serve(cli: &Cli, args: &args::ServeArgs, store: SqliteStore) -> Result<(), Failure> {
-    let store = store.with_ann_threshold(cli.ann_threshold);
+async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Result<(), Failure> {
+    let store = store.long_lived(cli.ann_threshold);
     // Before listening: at 10k vectors the first recall would otherwise wait ~6 s.
-    let warmed = store.warm_ann().await?;
+    let warmed = store.warm().await?;
     tracing::info!(graphs = warmed, "vector graphs built");
     let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
     let memory = Arc::new(with_verifier(
@@ -577,7 +641,11 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
-async fn team(command: &args::TeamCommand, store: SqliteStore, json: bool) -> Result<(), Failure> {
+async fn team<S: Backend>(
+    command: &args::TeamCommand,
+    store: S,
+    json: bool,
+) -> Result<(), Failure> {
     match command {
         args::TeamCommand::Create { name } => {
             let id = store.create_team(name).await?;
@@ -587,7 +655,7 @@ async fn team(command: &args::TeamCommand, store: SqliteStore, json: bool) -> Re
     Ok(())
 }
 
-async fn key(cli: &Cli, command: &args::KeyCommand, store: SqliteStore) -> Result<(), Failure> {
+async fn key<S: Backend>(cli: &Cli, command: &args::KeyCommand, store: S) -> Result<(), Failure> {
     let auth = Authenticator::new(Arc::new(store.clone()));
     match command {
         args::KeyCommand::Create(args) => {
