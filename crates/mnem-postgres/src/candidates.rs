@@ -222,6 +222,51 @@ pub async fn vector(
         return Ok(Vec::new()); // a vector of another width never matches
     }
     tune_vector_scan(tx, pool).await?;
+    let stmt = vector_statement(actor, query, query_vector, contract, now, pool, exact);
+    let rows = tx.query(&stmt.sql, &param_refs(&stmt.params)).await.db()?;
+    rows.iter()
+        .map(|row| {
+            Ok(Candidate {
+                evidence: evidence_from_row(row)?,
+                relevance: col(row, EVIDENCE_COLUMN_COUNT)?,
+            })
+        })
+        .collect()
+}
+
+/// The vector branch's plan, as `EXPLAIN (ANALYZE, BUFFERS)` prints it (for the operator
+/// and for the test that the index, not a scan, answers).
+#[allow(clippy::too_many_arguments)]
+pub async fn explain_vector(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    query: &RecallQuery,
+    query_vector: &[f32],
+    contract: &EmbeddingContract,
+    now: Timestamp,
+    pool: usize,
+) -> Result<String> {
+    tune_vector_scan(tx, pool).await?;
+    let stmt = vector_statement(actor, query, query_vector, contract, now, pool, false);
+    let sql = format!("EXPLAIN (ANALYZE, BUFFERS) {}", stmt.sql);
+    let rows = tx.query(&sql, &param_refs(&stmt.params)).await.db()?;
+    let lines = rows
+        .iter()
+        .map(|row| col::<String>(row, 0))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(lines.join("\n"))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn vector_statement(
+    actor: &Actor,
+    query: &RecallQuery,
+    query_vector: &[f32],
+    contract: &EmbeddingContract,
+    now: Timestamp,
+    pool: usize,
+    exact: bool,
+) -> Statement {
     let mut stmt = Statement::default();
     let team = stmt.arg(actor.team.0);
     let q = stmt.arg(pgvector::Vector::from(query_vector.to_vec()));
@@ -246,7 +291,7 @@ pub async fn vector(
         .push_str(&format!(" ORDER BY distance LIMIT {limit}"));
     // The index may return neighbours slightly out of order under iterative scans:
     // re-sort the few it found exactly, ties by id, before hydrating.
-    let sql = format!(
+    stmt.sql = format!(
         "WITH nearest AS MATERIALIZED ({inner}) \
          SELECT {columns}, (1 - n.distance)::float8 FROM nearest n \
          JOIN evidence e ON e.team_id = {team} AND e.evidence_id = n.evidence_id \
@@ -254,15 +299,7 @@ pub async fn vector(
         inner = stmt.sql,
         columns = evidence_columns(query.known_at),
     );
-    let rows = tx.query(&sql, &param_refs(&stmt.params)).await.db()?;
-    rows.iter()
-        .map(|row| {
-            Ok(Candidate {
-                evidence: evidence_from_row(row)?,
-                relevance: col(row, EVIDENCE_COLUMN_COUNT)?,
-            })
-        })
-        .collect()
+    stmt
 }
 
 /// HNSW search settings for this transaction: a candidate list at least as long as the

@@ -134,6 +134,22 @@ impl PgStore {
         self
     }
 
+    /// The vector branch's plan for this query (`EXPLAIN (ANALYZE, BUFFERS)`): what the
+    /// database does for one recall's nearest-neighbour search.
+    pub async fn explain_vector_candidates(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        vector: &[f32],
+        contract: &EmbeddingContract,
+        pool: usize,
+    ) -> Result<String> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        let now = self.clock.now();
+        candidates::explain_vector(&tx, actor, query, vector, contract, now, pool).await
+    }
+
     /// A pooled connection, acting as [`APP_ROLE`].
     pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object> {
         self.pool.get().await.map_err(StoreError::backend)

@@ -38,6 +38,12 @@ static TEMPLATE_READY: OnceCell<()> = OnceCell::const_new();
 
 /// Opens a store on a new database of its own, copied from the migrated template.
 pub async fn fresh_store(url: &str, clock: Arc<dyn Clock>) -> Result<PgStore> {
+    let config = fresh_database(url).await?;
+    PgStore::connect_config(config, clock, 4).await
+}
+
+/// A new database of its own, copied from the migrated template: its settings.
+pub async fn fresh_database(url: &str) -> Result<Config> {
     let base: Config = url.parse().map_err(StoreError::backend)?;
     TEMPLATE_READY
         .get_or_try_init(|| async {
@@ -60,7 +66,17 @@ pub async fn fresh_store(url: &str, clock: Arc<dyn Clock>) -> Result<PgStore> {
     let _ = driver.await;
     let mut config = base;
     config.dbname(&name);
-    PgStore::connect_config(config, clock, 4).await
+    Ok(config)
+}
+
+/// A new database of its own as a URL (for processes started by a test): `url` with its
+/// database name replaced.
+pub async fn fresh_database_url(url: &str) -> Result<String> {
+    let config = fresh_database(url).await?;
+    let name = config.get_dbname().unwrap_or_default().to_string();
+    let base = url.split('?').next().unwrap_or(url);
+    let prefix = base.rsplit_once('/').map_or(base, |(head, _)| head);
+    Ok(format!("{prefix}/{name}"))
 }
 
 /// Drops the databases earlier test runs left behind (call before a run, not during).
