@@ -154,7 +154,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         return bench(args, embedder(&cli)?, cli.json).await;
     }
     if let Command::Eval(args) = &cli.command {
-        return eval(args, embedder(&cli)?, cli.json).await;
+        return eval(args, embedder(&cli)?, cli.database.clone(), cli.json).await;
     }
     let input = Input {
         remember: remember_input,
@@ -395,6 +395,7 @@ fn print_report<T: serde::Serialize>(
 async fn eval(
     args: &args::EvalCommand,
     embedder: Option<Arc<dyn Embedder>>,
+    database: Option<String>,
     json: bool,
 ) -> Result<(), Failure> {
     let profiles = if !args.profile.is_empty() {
@@ -442,6 +443,7 @@ async fn eval(
         context_bytes: args.context_bytes,
         out: args.out.clone(),
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        database,
     };
     let report = mnem_eval::run(&dataset, &options)
         .await

@@ -11,9 +11,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mnem_core::recall::{DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS};
 use mnem_core::{Actor, EvidenceId, NewEvidence, RankingProfile, RecallQuery, SourceType};
 use mnem_embed::Embedder;
+use mnem_postgres::PgStore;
 use mnem_service::{Memory, Recall};
 use mnem_sqlite::SqliteStore;
-use mnem_store::{EvidenceStore, SystemClock};
+use mnem_store::{GraphStore, SearchIndex, SystemClock};
 use serde::Serialize;
 
 use crate::cache::CachingEmbedder;
@@ -37,6 +38,8 @@ pub struct EvalOptions {
     /// One JSON line per question and profile, for error analysis.
     pub out: Option<PathBuf>,
     pub progress: bool,
+    /// Run on this (empty) PostgreSQL database instead of a temporary SQLite file.
+    pub database: Option<String>,
 }
 
 impl Default for EvalOptions {
@@ -49,6 +52,7 @@ impl Default for EvalOptions {
             context_bytes: DEFAULT_CONTEXT_BYTES,
             out: None,
             progress: false,
+            database: None,
         }
     }
 }
@@ -96,12 +100,30 @@ type Origins = HashMap<EvidenceId, (usize, usize)>;
 
 pub async fn run(dataset: &Dataset, options: &EvalOptions) -> Result<EvalReport, EvalError> {
     // Opened first: a bad path fails now, not after a quarter-hour ingest.
-    let mut out = match &options.out {
+    let out = match &options.out {
         Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path)?)),
         None => None,
     };
-    let dir = tempfile::tempdir()?;
-    let store = SqliteStore::open(&dir.path().join("eval.db"), Arc::new(SystemClock))?;
+    match &options.database {
+        Some(url) => {
+            let store = PgStore::connect(url, Arc::new(SystemClock), 4).await?;
+            run_on(store, dataset, options, out).await
+        }
+        None => {
+            let dir = tempfile::tempdir()?;
+            let store = SqliteStore::open(&dir.path().join("eval.db"), Arc::new(SystemClock))?;
+            run_on(store, dataset, options, out).await
+        }
+    }
+}
+
+/// The evaluation on one backend's store: both backends are measured by the same code.
+async fn run_on<S: GraphStore + SearchIndex + Clone>(
+    store: S,
+    dataset: &Dataset,
+    options: &EvalOptions,
+    mut out: Option<std::io::BufWriter<std::fs::File>>,
+) -> Result<EvalReport, EvalError> {
     let ingest_embedder = match (&options.embedder, &options.embed_cache) {
         (Some(embedder), Some(path)) => {
             Some(Arc::new(CachingEmbedder::open(path, Arc::clone(embedder))?) as Arc<dyn Embedder>)
@@ -143,9 +165,9 @@ pub async fn run(dataset: &Dataset, options: &EvalOptions) -> Result<EvalReport,
     })
 }
 
-async fn ingest(
+async fn ingest<S: GraphStore + SearchIndex>(
     dataset: &Dataset,
-    memory: &Memory<SqliteStore>,
+    memory: &Memory<S>,
     options: &EvalOptions,
 ) -> Result<(Vec<Actor>, Origins, IngestReport), EvalError> {
     let total: usize = dataset.haystacks.iter().map(|h| h.items.len()).sum();
@@ -197,9 +219,9 @@ async fn ingest(
     ))
 }
 
-async fn ask(
+async fn ask<S: GraphStore + SearchIndex>(
     dataset: &Dataset,
-    memory: &Memory<SqliteStore>,
+    memory: &Memory<S>,
     actors: &[Actor],
     origins: &Origins,
     options: &EvalOptions,
