@@ -151,7 +151,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     };
     if let Command::Bench(args) = &cli.command {
         // Measures on its own temporary stores; never touches the user's.
-        return bench(args, embedder(&cli)?, cli.json).await;
+        return bench(args, embedder(&cli)?, cli.database.clone(), cli.json).await;
     }
     if let Command::Eval(args) = &cli.command {
         return eval(args, embedder(&cli)?, cli.database.clone(), cli.json).await;
@@ -336,6 +336,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
 async fn bench(
     args: &args::BenchCommand,
     model: Option<Arc<dyn Embedder>>,
+    database: Option<String>,
     json: bool,
 ) -> Result<(), Failure> {
     if args.graph {
@@ -367,6 +368,7 @@ async fn bench(
         seed: args.seed,
         model,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        database,
     };
     let report = mnem_eval::bench::run(&options)
         .await

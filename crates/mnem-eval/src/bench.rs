@@ -7,9 +7,10 @@ use std::time::Instant;
 
 use mnem_core::{Actor, NewEvidence, RecallQuery, DEFAULT_PROFILE, LEXICAL_PROFILE};
 use mnem_embed::Embedder;
+use mnem_postgres::{PgStore, VectorSearch};
 use mnem_service::Memory;
 use mnem_sqlite::SqliteStore;
-use mnem_store::{EvidenceStore, SystemClock};
+use mnem_store::{GraphStore, SearchIndex, SystemClock};
 use serde::Serialize;
 
 use crate::hashing::HashingEmbedder;
@@ -27,6 +28,10 @@ pub struct BenchOptions {
     /// recall in production); `None` skips that line.
     pub model: Option<Arc<dyn Embedder>>,
     pub progress: bool,
+    /// Also measure PostgreSQL on this database, beside SQLite, size by size in the same
+    /// run. Each size writes its own teams (`bench-<size>-<n>`), so an earlier size's
+    /// rows stay in the tables as other tenants' data.
+    pub database: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,11 +46,13 @@ pub struct BenchReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SizeReport {
+    pub backend: &'static str,
     pub items: usize,
     pub largest_team_items: usize,
     pub ingest_per_sec: f64,
     pub ingest_secs: f64,
     pub vectors_per_sec: f64,
+    /// The SQLite file; for PostgreSQL, the database's size (other sizes' teams included).
     pub store_bytes: u64,
     /// Peak resident memory of this process so far (Linux `VmHWM`); sizes run smallest
     /// first, so each figure is that size's peak.
@@ -66,9 +73,16 @@ pub async fn run(options: &BenchOptions) -> Result<BenchReport, EvalError> {
         Some(model) => Some(time_model_queries(model.as_ref(), options)?),
         None => None,
     };
+    let postgres = match &options.database {
+        Some(url) => Some(PgStore::connect(url, Arc::new(SystemClock), 4).await?),
+        None => None,
+    };
     let mut sizes = Vec::new();
     for &items in &options.sizes {
         sizes.push(run_size(items, options).await?);
+        if let Some(store) = &postgres {
+            sizes.push(run_size_postgres(store.clone(), items, options).await?);
+        }
     }
     Ok(BenchReport {
         seed: options.seed,
@@ -94,16 +108,29 @@ fn time_model_queries(model: &dyn Embedder, options: &BenchOptions) -> Result<Sp
     Ok(Spread::of(&samples))
 }
 
-async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, EvalError> {
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("bench.db");
-    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+/// What ingesting one size's corpus into a store produced.
+struct Ingested {
+    actors: Vec<Actor>,
+    largest_team_items: usize,
+    ingest_secs: f64,
+    vectors_per_sec: f64,
+    queries: Vec<Query>,
+}
+
+/// Writes the seeded corpus through the service (one remember per item), embeds it with
+/// the hashing embedder, and draws the queries: the same for every backend.
+async fn ingest<S: GraphStore + SearchIndex + Clone>(
+    store: &S,
+    team_prefix: &str,
+    items: usize,
+    options: &BenchOptions,
+) -> Result<Ingested, EvalError> {
     let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
-    let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing))).await?;
+    let memory = Memory::open(store.clone(), Some(hashing)).await?;
     let mut corpus = Corpus::new(options.seed, options.teams);
     let mut actors = Vec::new();
     for team in 0..corpus.teams() {
-        actors.push(store.open_team(&format!("bench-{team}")).await?);
+        actors.push(store.open_team(&format!("{team_prefix}{team}")).await?);
     }
 
     let progress = bar(options.progress, items, &format!("remember {items}"));
@@ -129,38 +156,70 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
         .embedded;
     let vectors_per_sec = embedded as f64 / started.elapsed().as_secs_f64().max(1e-9);
     progress.finish_and_clear();
-    let store_bytes = directory_bytes(dir.path())?;
+    Ok(Ingested {
+        actors,
+        largest_team_items: team_sizes.iter().copied().max().unwrap_or(0),
+        ingest_secs,
+        vectors_per_sec,
+        queries: (0..options.queries).map(|_| corpus.query()).collect(),
+    })
+}
 
-    let queries: Vec<Query> = (0..options.queries).map(|_| corpus.query()).collect();
+/// Lexical and hybrid recall latency on `store` (its own vector search).
+async fn time_profiles<S: GraphStore + SearchIndex + Clone>(
+    store: &S,
+    labels: [&str; 2],
+    ingested: &Ingested,
+    options: &BenchOptions,
+) -> Result<Vec<ProfileLatency>, EvalError> {
+    let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
     let mut recall_ms = Vec::new();
-    for (label, profile) in [
-        ("lexical", LEXICAL_PROFILE),
-        ("hybrid, exact vectors", DEFAULT_PROFILE),
-    ] {
+    for (label, profile) in labels.into_iter().zip([LEXICAL_PROFILE, DEFAULT_PROFILE]) {
         let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing)))
             .await?
             .with_profile(profile);
-        recall_ms.push(time_recalls(label, &memory, &actors, &queries, options).await?);
+        recall_ms.push(
+            time_recalls(label, &memory, &ingested.actors, &ingested.queries, options).await?,
+        );
     }
+    Ok(recall_ms)
+}
+
+async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, EvalError> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bench.db");
+    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+    let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let ingested = ingest(&store, "bench-", items, options).await?;
+    let store_bytes = directory_bytes(dir.path())?;
+    let mut recall_ms = time_profiles(
+        &store,
+        ["lexical", "hybrid, exact vectors"],
+        &ingested,
+        options,
+    )
+    .await?;
+    let (actors, queries) = (&ingested.actors, &ingested.queries);
     // The HNSW graphs are built in memory on a team's first vector query: timed apart.
     let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
     let ann = Memory::open(ann_store, Some(hashing))
         .await?
         .with_profile(DEFAULT_PROFILE);
     let started = Instant::now();
-    for actor in &actors {
+    for actor in actors {
         ann.recall(actor, RecallQuery::text("warm the graph"))
             .await?;
     }
     let hnsw_build_secs = started.elapsed().as_secs_f64();
-    recall_ms.push(time_recalls("hybrid, HNSW vectors", &ann, &actors, &queries, options).await?);
+    recall_ms.push(time_recalls("hybrid, HNSW vectors", &ann, actors, queries, options).await?);
 
     Ok(SizeReport {
+        backend: "sqlite",
         items,
-        largest_team_items: team_sizes.iter().copied().max().unwrap_or(0),
-        ingest_per_sec: items as f64 / ingest_secs.max(1e-9),
-        ingest_secs,
-        vectors_per_sec,
+        largest_team_items: ingested.largest_team_items,
+        ingest_per_sec: items as f64 / ingested.ingest_secs.max(1e-9),
+        ingest_secs: ingested.ingest_secs,
+        vectors_per_sec: ingested.vectors_per_sec,
         store_bytes,
         peak_rss_bytes: peak_rss_bytes(),
         recall_ms,
@@ -168,9 +227,54 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
     })
 }
 
-async fn time_recalls(
+/// The same size on PostgreSQL: pgvector's HNSW index is kept as rows are written, so
+/// there is no separate build; statistics are refreshed after the bulk load, as an
+/// operator (or autovacuum, a minute later) would.
+async fn run_size_postgres(
+    store: PgStore,
+    items: usize,
+    options: &BenchOptions,
+) -> Result<SizeReport, EvalError> {
+    let ingested = ingest(&store, &format!("bench-{items}-"), items, options).await?;
+    store.analyze().await?;
+    let mut recall_ms = time_profiles(
+        &store,
+        ["lexical", "hybrid, HNSW vectors"],
+        &ingested,
+        options,
+    )
+    .await?;
+    let exact = store.clone().with_vector_search(VectorSearch::Exact);
+    let memory = Memory::open(exact, Some(Arc::new(HashingEmbedder::default())))
+        .await?
+        .with_profile(DEFAULT_PROFILE);
+    recall_ms.push(
+        time_recalls(
+            "hybrid, exact vectors",
+            &memory,
+            &ingested.actors,
+            &ingested.queries,
+            options,
+        )
+        .await?,
+    );
+    Ok(SizeReport {
+        backend: "postgres",
+        items,
+        largest_team_items: ingested.largest_team_items,
+        ingest_per_sec: items as f64 / ingested.ingest_secs.max(1e-9),
+        ingest_secs: ingested.ingest_secs,
+        vectors_per_sec: ingested.vectors_per_sec,
+        store_bytes: store.database_bytes().await?,
+        peak_rss_bytes: None,
+        recall_ms,
+        hnsw_build_secs: 0.0,
+    })
+}
+
+async fn time_recalls<S: GraphStore + SearchIndex>(
     label: &str,
-    memory: &Memory<SqliteStore>,
+    memory: &Memory<S>,
     actors: &[Actor],
     queries: &[Query],
     options: &BenchOptions,
@@ -235,7 +339,8 @@ impl BenchReport {
             let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
             let _ = writeln!(
                 s,
-                "\nN = {} (largest team {}): ingest {:.0}/s ({:.1}s), vectors {:.0}/s, store {:.1} MiB, peak RSS {}",
+                "\n[{}] N = {} (largest team {}): ingest {:.0}/s ({:.1}s), vectors {:.0}/s, store {:.1} MiB, peak RSS {}",
+                size.backend,
                 size.items,
                 size.largest_team_items,
                 size.ingest_per_sec,
@@ -245,11 +350,13 @@ impl BenchReport {
                 size.peak_rss_bytes
                     .map_or("n/a".into(), |b| format!("{:.0} MiB", mib(b)))
             );
-            let _ = writeln!(
-                s,
-                "  HNSW graph build (all teams): {:.1}s",
-                size.hnsw_build_secs
-            );
+            if size.backend == "sqlite" {
+                let _ = writeln!(
+                    s,
+                    "  HNSW graph build (all teams): {:.1}s",
+                    size.hnsw_build_secs
+                );
+            }
             let _ = writeln!(
                 s,
                 "  {:<24} {:>9} {:>9} {:>9} {:>8}",

@@ -134,6 +134,23 @@ impl PgStore {
         self
     }
 
+    /// Refreshes the planner's statistics, as an operator does after a bulk import:
+    /// until autovacuum gets to a freshly loaded table, the planner may think it empty
+    /// and scan where the HNSW index would answer.
+    pub async fn analyze(&self) -> Result<()> {
+        migrations::analyze(&self.owner).await
+    }
+
+    /// The database's size on disk, every team's rows and indexes included.
+    pub async fn database_bytes(&self) -> Result<u64> {
+        let client = self.client().await?;
+        let row = as_client(&client)
+            .query_one("SELECT pg_database_size(current_database())", &[])
+            .await
+            .db()?;
+        Ok(rows::col::<i64>(&row, 0)?.max(0) as u64)
+    }
+
     /// The vector branch's plan for this query (`EXPLAIN (ANALYZE, BUFFERS)`): what the
     /// database does for one recall's nearest-neighbour search.
     pub async fn explain_vector_candidates(

@@ -55,6 +55,15 @@ pub async fn ensure_vector_indexes(config: &Config, dims: usize) -> Result<()> {
     .await
 }
 
+/// Refreshes the planner's statistics (after a bulk load; autovacuum does it later on
+/// its own). Needs the tables' owner, so it runs as the login role.
+pub async fn analyze(config: &Config) -> Result<()> {
+    as_owner(config, |client| {
+        Box::pin(async move { client.batch_execute("ANALYZE").await.db() })
+    })
+    .await
+}
+
 type OwnerWork<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + 'a>>;
 
 /// Runs schema work on a fresh connection as the login role, holding the migration lock
