@@ -1,7 +1,7 @@
 //! The candidate branches: every eligibility rule and selector of a recall inside SQL, so
 //! `LIMIT` (or the vector top-k) only ever cuts rows the core would keep. Full text is
-//! Okapi BM25 computed from per-team statistics (`mnem_bm25` in the schema) over the GIN
-//! index's matches; vectors are pgvector's HNSW with iterative scans.
+//! Okapi BM25 from per-team statistics and per-row term frequencies over the GIN index's
+//! matches; vectors are pgvector's HNSW with iterative scans.
 
 use mnem_core::{
     Actor, Candidate, EmbeddingContract, LifecycleState, Order, RecallQuery, ScopeFilter, Space,
@@ -115,6 +115,48 @@ fn ts_query(terms: &[String]) -> String {
         .join(" | ")
 }
 
+/// The query's lexemes that occur in the team's texts, with their idf, and the team's
+/// average text length: BM25's corpus statistics, read from `term_stats`/`text_stats`.
+struct TermWeights {
+    lexemes: Vec<String>,
+    idf: Vec<f64>,
+    average_length: f64,
+}
+
+async fn term_weights(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    terms: &[String],
+) -> Result<TermWeights> {
+    // idf is Lucene's ln(1 + (N - n + 0.5) / (n + 0.5)): always positive, where the
+    // unsmoothed form of FTS5 goes to zero for a term in half the documents.
+    let rows = tx
+        .query(
+            "WITH s AS (SELECT GREATEST(documents, 1)::float8 AS n, \
+                    GREATEST(lexemes::float8 / GREATEST(documents, 1), 1) AS avgdl \
+                    FROM text_stats WHERE team_id = $1), \
+                  q AS (SELECT DISTINCT l AS lexeme \
+                    FROM unnest(tsvector_to_array(to_tsvector('mnem_english', $2))) AS l) \
+             SELECT t.lexeme, ln(1 + (s.n - t.documents + 0.5) / (t.documents + 0.5)), s.avgdl \
+             FROM q JOIN term_stats t ON t.team_id = $1 AND t.lexeme = q.lexeme, s \
+             WHERE t.documents > 0 ORDER BY t.lexeme",
+            &[&actor.team.0, &terms.join(" ")],
+        )
+        .await
+        .db()?;
+    let mut weights = TermWeights {
+        lexemes: Vec::with_capacity(rows.len()),
+        idf: Vec::with_capacity(rows.len()),
+        average_length: 1.0,
+    };
+    for row in &rows {
+        weights.lexemes.push(col(row, 0)?);
+        weights.idf.push(col(row, 1)?);
+        weights.average_length = col(row, 2)?;
+    }
+    Ok(weights)
+}
+
 /// The order keys of `mnem_core::compare_hits`, in its precedence, so the rows a LIMIT
 /// keeps are the rows the core ranks first.
 fn order_keys(query: &RecallQuery, ranked: bool) -> Vec<&'static str> {
@@ -146,22 +188,26 @@ pub async fn lexical(
         if terms.is_empty() {
             return Ok(Vec::new()); // text without a single term matches nothing
         }
-        let words = stmt.arg(terms.join(" "));
+        let weights = term_weights(tx, actor, &terms).await?;
+        if weights.lexemes.is_empty() {
+            return Ok(Vec::new()); // no query term occurs in this team's texts
+        }
         let tsquery = stmt.arg(ts_query(&terms));
-        // The query's lexemes with their idf, and the team's average length, read from
-        // the statistics once; BM25 is then computed only for the matching documents.
+        let avgdl = stmt.arg(weights.average_length);
+        // Okapi BM25 (k1 = 1.2, b = 0.75, FTS5's constants) written out per query term:
+        // a term frequency is one jsonb key lookup, so scoring a match is a few lookups.
+        let mut parts = Vec::with_capacity(weights.lexemes.len());
+        for (lexeme, idf) in weights.lexemes.into_iter().zip(weights.idf) {
+            let (lexeme, idf) = (stmt.arg(lexeme), stmt.arg(idf));
+            let tf = format!("COALESCE((e.term_freqs ->> {lexeme})::float8, 0)");
+            parts.push(format!(
+                "{idf}::float8 * {tf} * 2.2 / ({tf} + 1.2 * (0.25 + 0.75 * e.text_length / {avgdl}::float8))"
+            ));
+        }
         stmt.sql = format!(
-            "WITH s AS (SELECT GREATEST(documents, 1)::float8 AS n, \
-                    lexemes::float8 / GREATEST(documents, 1) AS avgdl \
-                    FROM text_stats WHERE team_id = {team}), \
-             w AS (SELECT array_agg(t.lexeme) AS lexemes, \
-                    array_agg(ln(1 + (s.n - t.documents + 0.5) / (t.documents + 0.5))) AS idf \
-                    FROM term_stats t, s WHERE t.team_id = {team} \
-                    AND t.lexeme = ANY (tsvector_to_array(to_tsvector('mnem_english', {words})))) \
-             SELECT e.evidence_id, e.scope_depth, e.observed_at, \
-                    mnem_bm25(e.tsv, w.lexemes, w.idf, s.avgdl) AS relevance \
-             FROM evidence e, s, w \
-             WHERE e.tsv @@ to_tsquery('mnem_english', {tsquery})"
+            "SELECT e.evidence_id, e.scope_depth, e.observed_at, ({}) AS relevance \
+             FROM evidence e WHERE e.tsv @@ to_tsquery('mnem_english', {tsquery})",
+            parts.join(" + ")
         );
     } else {
         stmt.sql = "SELECT e.evidence_id, e.scope_depth, e.observed_at, \

@@ -9,7 +9,10 @@ use tokio_postgres::{Config, NoTls};
 use crate::DbResult;
 
 /// Index `i` holds the migration that takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_term_frequencies.sql"),
+];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 

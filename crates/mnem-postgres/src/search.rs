@@ -252,6 +252,8 @@ fn kind_and_id(target: &DocumentTarget) -> (&'static str, Uuid) {
     }
 }
 
+/// Stores vectors team by team, a few set-based statements per team (vectors travel as
+/// pgvector's text form, which round-trips f32 exactly), and marks their jobs current.
 pub async fn store_vectors(
     tx: &Transaction<'_>,
     contract: &EmbeddingContract,
@@ -260,43 +262,74 @@ pub async fn store_vectors(
 ) -> Result<()> {
     let key = contract.key();
     let dims = contract.dims as i32;
+    let mut by_team: BTreeMap<Uuid, Vec<(&'static str, Uuid, String)>> = BTreeMap::new();
     for (doc, vector) in vectors {
-        set_team(tx, doc.team).await?;
         let (kind, id) = kind_and_id(&doc.target);
-        let embedding = pgvector::Vector::from(vector.clone());
+        by_team
+            .entry(doc.team.0)
+            .or_default()
+            .push((kind, id, vector_text(vector)));
+    }
+    for (team, documents) in by_team {
+        set_team(tx, TeamId(team)).await?;
+        let (evidence, graph): (Vec<_>, Vec<_>) = documents
+            .into_iter()
+            .partition(|(kind, _, _)| *kind == EVIDENCE_DOCUMENT);
+        let ids: Vec<Uuid> = evidence.iter().map(|(_, id, _)| *id).collect();
+        let texts: Vec<String> = evidence.into_iter().map(|(_, _, text)| text).collect();
         // A document erased while it was being embedded stays erased.
-        let stored = if kind == EVIDENCE_DOCUMENT {
-            tx.execute(
+        let mut stored: Vec<(String, Uuid)> = Vec::new();
+        for row in tx
+            .query(
                 "INSERT INTO evidence_vectors (team_id, evidence_id, contract, dims, embedding) \
-                 SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM evidence \
-                   WHERE team_id = $1 AND evidence_id = $2 AND state <> 'erased') \
+                 SELECT $1, v.id, $3, $4, v.embedding::vector \
+                 FROM unnest($2::uuid[], $5::text[]) AS v (id, embedding) \
+                 WHERE EXISTS (SELECT 1 FROM evidence e WHERE e.team_id = $1 \
+                   AND e.evidence_id = v.id AND e.state <> 'erased') \
                  ON CONFLICT (team_id, evidence_id) DO UPDATE SET contract = excluded.contract, \
-                 dims = excluded.dims, embedding = excluded.embedding",
-                &[&doc.team.0, &id, &key, &dims, &embedding],
+                 dims = excluded.dims, embedding = excluded.embedding RETURNING evidence_id",
+                &[&team, &ids, &key, &dims, &texts],
             )
             .await
             .db()?
-        } else {
-            tx.execute(
-                "UPDATE graph_documents SET contract = $4, dims = $5, embedding = $6 \
-                 WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
-                &[&doc.team.0, &kind, &id, &key, &dims, &embedding],
-            )
-            .await
-            .db()?
-        };
-        if stored > 0 {
-            tx.execute(
-                "UPDATE search_jobs SET state = 'current', last_error = NULL, updated_at = $4, \
-                 claimed_until = NULL \
-                 WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
-                &[&doc.team.0, &kind, &id, &now.as_micros()],
-            )
-            .await
-            .db()?;
+        {
+            stored.push((EVIDENCE_DOCUMENT.into(), col(&row, 0)?));
         }
+        let kinds: Vec<&str> = graph.iter().map(|(kind, _, _)| *kind).collect();
+        let ids: Vec<Uuid> = graph.iter().map(|(_, id, _)| *id).collect();
+        let texts: Vec<String> = graph.into_iter().map(|(_, _, text)| text).collect();
+        for row in tx
+            .query(
+                "UPDATE graph_documents g SET contract = $4, dims = $5, \
+                 embedding = v.embedding::vector \
+                 FROM unnest($2::text[], $3::uuid[], $6::text[]) AS v (kind, id, embedding) \
+                 WHERE g.team_id = $1 AND g.target_kind = v.kind AND g.target_id = v.id \
+                 RETURNING g.target_kind, g.target_id",
+                &[&team, &kinds, &ids, &key, &dims, &texts],
+            )
+            .await
+            .db()?
+        {
+            stored.push((col(&row, 0)?, col(&row, 1)?));
+        }
+        let kinds: Vec<String> = stored.iter().map(|(kind, _)| kind.clone()).collect();
+        let ids: Vec<Uuid> = stored.iter().map(|(_, id)| *id).collect();
+        tx.execute(
+            "UPDATE search_jobs j SET state = 'current', last_error = NULL, updated_at = $4, \
+             claimed_until = NULL FROM unnest($2::text[], $3::uuid[]) AS v (kind, id) \
+             WHERE j.team_id = $1 AND j.target_kind = v.kind AND j.target_id = v.id",
+            &[&team, &kinds, &ids, &now.as_micros()],
+        )
+        .await
+        .db()?;
     }
     Ok(())
+}
+
+/// pgvector's text form, `[x,y,…]`; Rust prints each f32 in its shortest exact form.
+fn vector_text(vector: &[f32]) -> String {
+    let parts: Vec<String> = vector.iter().map(f32::to_string).collect();
+    format!("[{}]", parts.join(","))
 }
 
 pub async fn record_failures(
