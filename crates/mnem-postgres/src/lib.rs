@@ -85,6 +85,9 @@ pub struct PgStore {
     owner: tokio_postgres::Config,
     clock: Arc<dyn Clock>,
     vector_search: VectorSearch,
+    /// MaxScore pruning of common terms in the lexical branch (exact; off only to test
+    /// that it is).
+    prune_lexical: bool,
 }
 
 impl PgStore {
@@ -125,7 +128,15 @@ impl PgStore {
             owner: config,
             clock,
             vector_search: VectorSearch::Approximate,
+            prune_lexical: true,
         })
+    }
+
+    /// Turns the lexical branch's pruning of common terms off: every match is scored
+    /// (the oracle the pruning is tested against).
+    pub fn without_lexical_pruning(mut self) -> Self {
+        self.prune_lexical = false;
+        self
     }
 
     /// Selects how vectors are searched (the exact scan is the index's oracle).
@@ -295,7 +306,7 @@ impl EvidenceStore for PgStore {
     ) -> Result<Vec<Candidate>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        candidates::lexical(&tx, actor, query, now, pool).await
+        candidates::lexical(&tx, actor, query, now, pool, self.prune_lexical).await
     }
 }
 

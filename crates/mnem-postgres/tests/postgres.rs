@@ -260,3 +260,74 @@ async fn the_hnsw_index_answers_and_agrees_with_the_exact_scan() {
         "the vector branch did not use the HNSW index:\n{plan}"
     );
 }
+
+#[tokio::test]
+async fn pruning_common_terms_never_changes_the_lexical_branch() {
+    let Some((config, store)) = fresh().await else {
+        return;
+    };
+    let actor = store.open_team("words").await.unwrap();
+    // "status" is in every text, "update" in half (both common); each rare word in one
+    // text of twenty, at different term frequencies and lengths, so scores spread.
+    let rare = [
+        "kestrel", "saffron", "quartz", "lagoon", "ember", "falcon", "garnet", "harbor", "indigo",
+        "juniper", "kayak", "lantern", "meadow", "nectar", "opal", "pepper", "quill", "raven",
+        "sorrel", "tundra",
+    ];
+    for i in 0..400 {
+        let mut text = String::from("status");
+        if i % 2 == 0 {
+            text.push_str(" update update");
+        }
+        text.push_str(&format!(" {}", rare[i % rare.len()]).repeat(1 + i % 3));
+        text.push_str(&" filler".repeat(i % 7));
+        store
+            .remember(&actor, NewEvidence::new(text))
+            .await
+            .unwrap();
+    }
+    // A rare word only in long texts: its matches score below short texts dense in a
+    // common word, so pruning must notice its bound fails and score everything.
+    for _ in 0..5 {
+        let text = format!("zircon{}", " filler".repeat(300));
+        store
+            .remember(&actor, NewEvidence::new(text))
+            .await
+            .unwrap();
+    }
+    let full = PgStore::connect_config(config, Arc::new(SystemClock), 2)
+        .await
+        .unwrap()
+        .without_lexical_pruning();
+    let now = Timestamp::from_seconds(4_000_000_000);
+    let queries = [
+        "status kestrel",
+        "status update saffron",
+        "update quartz lagoon",
+        "status update",
+        "ember",
+        "status update kestrel saffron quartz lagoon ember falcon garnet harbor",
+        "update zircon",
+    ];
+    for text in queries {
+        for pool in [1, 5, 40, 200] {
+            let query = RecallQuery::text(text);
+            let ranked = |c: &mnem_core::Candidate| (c.evidence.id, c.relevance);
+            let pruned: Vec<_> = store
+                .lexical_candidates(&actor, &query, now, pool)
+                .await
+                .unwrap()
+                .iter()
+                .map(ranked)
+                .collect();
+            let every: Vec<_> = full
+                .lexical_candidates(&actor, &query, now, pool)
+                .await
+                .unwrap()
+                .iter()
+                .map(ranked)
+                .collect();
+            assert_eq!(pruned, every, "query {text:?}, pool {pool}");
+        }
+    }
+}
