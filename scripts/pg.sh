@@ -41,6 +41,17 @@ install() {
     fi
 }
 
+# What only a superuser may do in a new database: pgvector is not a trusted extension;
+# and the full-text match function is marked LEAKPROOF, without which PostgreSQL will
+# not use the GIN index for `tsv @@ query` under row-level security (the planner keeps
+# non-leakproof quals above the policy's), and every full-text query scans the team.
+# ts_match_vq only compares a tsvector with a tsquery; it raises no value-dependent error.
+superuser_setup() {
+    local psql=("$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt -d "$1")
+    as_user "${psql[@]}" -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
+    as_user "${psql[@]}" -c "ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF" >&2
+}
+
 start() {
     install
     local bin="$BIN"
@@ -58,8 +69,7 @@ start() {
         as_user "${psql[@]}" -d postgres -c "CREATE ROLE mnem LOGIN CREATEROLE CREATEDB" >&2
         for db in mnem mnem_template; do
             as_user "${psql[@]}" -d postgres -c "CREATE DATABASE $db OWNER mnem" >&2
-            # pgvector is not a trusted extension: the superuser creates it.
-            as_user "${psql[@]}" -d "$db" -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
+            superuser_setup "$db"
         done
     fi
     echo "$URL"
@@ -70,7 +80,7 @@ database() {
     local psql=("$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt)
     as_user "${psql[@]}" -d postgres -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" >&2
     as_user "${psql[@]}" -d postgres -c "CREATE DATABASE $name OWNER mnem" >&2
-    as_user "${psql[@]}" -d "$name" -c "CREATE EXTENSION vector" >&2
+    superuser_setup "$name"
     echo "postgres://mnem@127.0.0.1:${PORT}/$name"
 }
 

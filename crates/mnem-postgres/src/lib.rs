@@ -104,6 +104,7 @@ impl PgStore {
         pool_size: usize,
     ) -> Result<Self> {
         migrations::migrate(&config).await?;
+        migrations::check_full_text_index_usable(&config).await?;
         let manager = Manager::from_config(
             config.clone(),
             NoTls,

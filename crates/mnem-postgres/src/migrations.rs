@@ -58,6 +58,35 @@ pub async fn ensure_vector_indexes(config: &Config, dims: usize) -> Result<()> {
     .await
 }
 
+/// Warns when the full-text index cannot serve queries under row-level security: the
+/// planner only uses an index for a user's condition ahead of the policies when its
+/// function is LEAKPROOF, and `ts_match_vq` (`tsv @@ query`) is not by default. Marking
+/// it needs a superuser, once per database (`scripts/pg.sh` does; README says how).
+/// Without it every full-text query reads all of the team's rows: correct, slower.
+pub async fn check_full_text_index_usable(config: &Config) -> Result<()> {
+    let (client, connection) = config.connect(NoTls).await.db()?;
+    let driver = tokio::spawn(connection);
+    let leakproof: bool = client
+        .query_one(
+            "SELECT proleakproof FROM pg_proc WHERE oid = 'ts_match_vq(tsvector, tsquery)'::regprocedure",
+            &[],
+        )
+        .await
+        .db()?
+        .try_get(0)
+        .map_err(StoreError::backend)?;
+    drop(client);
+    let _ = driver.await;
+    if !leakproof {
+        tracing::warn!(
+            "ts_match_vq is not LEAKPROOF in this database, so full-text queries cannot use \
+             their GIN index under row-level security and scan each team's rows; as a \
+             superuser run: ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF"
+        );
+    }
+    Ok(())
+}
+
 /// Refreshes the planner's statistics (after a bulk load; autovacuum does it later on
 /// its own). Needs the tables' owner, so it runs as the login role.
 pub async fn analyze(config: &Config) -> Result<()> {

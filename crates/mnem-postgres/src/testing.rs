@@ -78,29 +78,3 @@ pub async fn fresh_database_url(url: &str) -> Result<String> {
     let prefix = base.rsplit_once('/').map_or(base, |(head, _)| head);
     Ok(format!("{prefix}/{name}"))
 }
-
-/// Drops the databases earlier test runs left behind (call before a run, not during).
-pub async fn drop_test_databases(url: &str) -> Result<usize> {
-    let base: Config = url.parse().map_err(StoreError::backend)?;
-    let (client, connection) = base.connect(NoTls).await.db()?;
-    let driver = tokio::spawn(connection);
-    let names: Vec<String> = client
-        .query(
-            "SELECT datname FROM pg_database WHERE datname LIKE 'mnem\\_t\\_%'",
-            &[],
-        )
-        .await
-        .db()?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    for name in &names {
-        client
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .await
-            .db()?;
-    }
-    drop(client);
-    let _ = driver.await;
-    Ok(names.len())
-}
