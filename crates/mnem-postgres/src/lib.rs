@@ -98,6 +98,7 @@ impl PgStore {
         Self::connect_config(config, clock, pool_size).await
     }
 
+    /// [`PgStore::connect`] with parsed settings.
     pub async fn connect_config(
         config: tokio_postgres::Config,
         clock: Arc<dyn Clock>,
@@ -182,12 +183,6 @@ impl PgStore {
     /// A pooled connection, acting as [`APP_ROLE`].
     pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object> {
         self.pool.get().await.map_err(StoreError::backend)
-    }
-
-    /// Runs `sql` on a pooled connection, outside any team (tests and operators use it
-    /// to show what row-level security lets through).
-    pub async fn query_as_app(&self, sql: &str) -> Result<Vec<tokio_postgres::Row>> {
-        self.client().await?.query(sql, &[]).await.db()
     }
 }
 
