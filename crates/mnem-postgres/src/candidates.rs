@@ -319,7 +319,16 @@ async fn lexical_statement(
         inner = stmt.sql,
         outer = outer.join(", "),
     );
-    let rows = tx.query(&sql, &param_refs(&stmt.params)).await.db()?;
+    query_candidates(tx, &sql, &stmt.params).await
+}
+
+/// Runs a candidate statement: full evidence columns, then the relevance.
+async fn query_candidates(
+    tx: &Transaction<'_>,
+    sql: &str,
+    params: &[Param],
+) -> Result<Vec<Candidate>> {
+    let rows = tx.query(sql, &param_refs(params)).await.db()?;
     rows.iter()
         .map(|row| {
             Ok(Candidate {
@@ -360,15 +369,7 @@ pub async fn vector(
     }
     tune_vector_scan(tx, pool).await?;
     let stmt = vector_statement(actor, query, query_vector, contract, now, pool, exact);
-    let rows = tx.query(&stmt.sql, &param_refs(&stmt.params)).await.db()?;
-    rows.iter()
-        .map(|row| {
-            Ok(Candidate {
-                evidence: evidence_from_row(row)?,
-                relevance: col(row, EVIDENCE_COLUMN_COUNT)?,
-            })
-        })
-        .collect()
+    query_candidates(tx, &stmt.sql, &stmt.params).await
 }
 
 /// The vector branch's plan, as `EXPLAIN (ANALYZE, BUFFERS)` prints it (for the operator
