@@ -347,6 +347,7 @@ async fn bench(
             queries: args.queries as usize,
             seed: args.seed,
             progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            database,
         };
         let report = mnem_eval::graph_bench::run(&options)
             .await

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mnem_core::graph::{DiscoveryPath, RememberRequest};
-use mnem_core::{RecallQuery, DEFAULT_PROFILE, LEXICAL_PROFILE};
+use mnem_core::{Actor, Clock, RankingProfile, RecallQuery, DEFAULT_PROFILE, LEXICAL_PROFILE};
 use mnem_embed::Embedder;
+use mnem_postgres::{PgStore, VectorSearch};
 use mnem_service::Memory;
 use mnem_sqlite::SqliteStore;
-use mnem_store::{EvidenceStore, SystemClock};
+use mnem_store::{GraphStore, SearchIndex, SystemClock};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -50,6 +51,9 @@ pub struct GraphBenchOptions {
     pub queries: usize,
     pub seed: u64,
     pub progress: bool,
+    /// Also measure PostgreSQL on this database, after SQLite, with the same graph and
+    /// queries. The graph is written to a team of its own (`graph-bench-<stamp>`).
+    pub database: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -59,14 +63,22 @@ pub struct GraphBenchReport {
     pub relationships: usize,
     pub entities: usize,
     pub queries: usize,
-    pub ingest_secs: f64,
     pub largest_degree: usize,
     pub vectors: &'static str,
+    /// Seconds to write (and embed) the graph, per backend.
+    pub ingest: Vec<BackendIngest>,
     pub rows: Vec<DiscoveryLatency>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+pub struct BackendIngest {
+    pub backend: &'static str,
+    pub secs: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct DiscoveryLatency {
+    pub backend: &'static str,
     pub profile: String,
     pub path_limit: usize,
     pub latency_ms: Spread,
@@ -86,27 +98,26 @@ fn entity_name(n: usize) -> String {
         .unwrap_or_default()
 }
 
-pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalError> {
-    if options.evidence == 0 || options.entities < 2 {
-        return Err(EvalError::Bench(
-            "the graph bench needs evidence and at least two entities".into(),
-        ));
-    }
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("graph.db");
-    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
-    let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
-    let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing))).await?;
-    let actor = store.open_team("graph-bench").await?;
+/// The seeded graph as structured remember requests, and the questions asked of it:
+/// drawn once, so every backend is given the same work.
+struct Workload {
+    requests: Vec<RememberRequest>,
+    items: usize,
+    claims: usize,
+    largest_degree: usize,
+    queries: Vec<String>,
+}
+
+fn workload(options: &GraphBenchOptions) -> Result<Workload, EvalError> {
     let mut rng = StdRng::seed_from_u64(options.seed);
-    let degree = Zipf::new(options.entities as f64, 1.0).expect("valid Zipf parameters");
+    let degree = Zipf::new(options.entities as f64, 1.0)
+        .map_err(|e| EvalError::Bench(format!("graph entities: {e}")))?;
     let pick = |rng: &mut StdRng| degree.sample(rng) as usize - 1;
     let mut degrees = vec![0usize; options.entities];
 
     let claims = options.relationships;
     let items = options.evidence.max(claims.div_ceil(CLAIMS_PER_ITEM));
-    let progress = bar(options.progress, items, "graph ingest");
-    let started = Instant::now();
+    let mut requests = Vec::with_capacity(items.div_ceil(ITEMS_PER_REQUEST));
     let mut written_claims = 0;
     for first in (0..items).step_by(ITEMS_PER_REQUEST) {
         let mut evidence = Vec::new();
@@ -150,58 +161,175 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
                 json!({"content": text, "source": format!("source-{}", (first + index) % 97)}),
             );
         }
-        let request: RememberRequest =
+        requests.push(
             serde_json::from_value(json!({"evidence": evidence, "relationships": relationships}))
-                .map_err(|e| EvalError::Bench(format!("generated request: {e}")))?;
-        memory.remember_request(&actor, request).await?;
-        progress.inc(ITEMS_PER_REQUEST.min(items - first) as u64);
+                .map_err(|e| EvalError::Bench(format!("generated request: {e}")))?,
+        );
     }
-    memory.embed_pending().await?;
-    let ingest_secs = started.elapsed().as_secs_f64();
-    progress.finish_and_clear();
-
     // Questions name an entity (chosen by degree, so hubs are asked about often) and a
     // predicate, as an agent would: "who leads Kalo".
-    let queries: Vec<String> = (0..options.queries)
+    let queries = (0..options.queries)
         .map(|_| {
             let predicate = PREDICATES[rng.random_range(0..PREDICATES.len())];
             format!("who {predicate} {}", entity_name(pick(&mut rng)))
         })
         .collect();
+    Ok(Workload {
+        requests,
+        items,
+        claims: written_claims,
+        largest_degree: degrees.iter().copied().max().unwrap_or(0),
+        queries,
+    })
+}
+
+pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalError> {
+    if options.evidence == 0 || options.entities < 2 {
+        return Err(EvalError::Bench(
+            "the graph bench needs evidence and at least two entities".into(),
+        ));
+    }
+    let work = workload(options)?;
+    let mut ingest_secs = Vec::new();
+    let mut rows = Vec::new();
+
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("graph.db");
+    let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+    let (actor, secs) = ingest(&store, "graph-bench", &work, options).await?;
+    ingest_secs.push(BackendIngest {
+        backend: "sqlite",
+        secs,
+    });
     // The in-memory HNSW graphs (evidence and discovery vectors) of a long-lived process.
     let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
-    let mut rows = Vec::new();
-    for (label, profile, store) in [
-        ("lexical", LEXICAL_PROFILE, &store),
-        ("hybrid", DEFAULT_PROFILE, &store),
-        ("hybrid+hnsw", DEFAULT_PROFILE, &ann_store),
-    ] {
-        let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing)))
-            .await?
-            .with_profile(profile);
-        for path_limit in [0, mnem_core::graph::DEFAULT_PATH_LIMIT] {
-            rows.push(time_recalls(label, path_limit, &memory, &actor, &queries, options).await?);
-        }
+    let sqlite = Backend {
+        name: "sqlite",
+        actor: &actor,
+        work: &work,
+        options,
+    };
+    sqlite.time(LEXICAL, &store, &mut rows).await?;
+    sqlite.time(HYBRID_EXACT, &store, &mut rows).await?;
+    sqlite.time(HYBRID_HNSW, &ann_store, &mut rows).await?;
+
+    if let Some(url) = &options.database {
+        let store = PgStore::connect(url, Arc::new(SystemClock), 4).await?;
+        let team = format!("graph-bench-{}", SystemClock.now().as_micros());
+        let (actor, secs) = ingest(&store, &team, &work, options).await?;
+        store.analyze().await?;
+        ingest_secs.push(BackendIngest {
+            backend: "postgres",
+            secs,
+        });
+        let postgres = Backend {
+            name: "postgres",
+            actor: &actor,
+            work: &work,
+            options,
+        };
+        postgres.time(LEXICAL, &store, &mut rows).await?;
+        let exact = store.clone().with_vector_search(VectorSearch::Exact);
+        postgres.time(HYBRID_EXACT, &exact, &mut rows).await?;
+        postgres.time(HYBRID_HNSW, &store, &mut rows).await?;
     }
     Ok(GraphBenchReport {
         seed: options.seed,
-        evidence: items,
-        relationships: written_claims,
+        evidence: work.items,
+        relationships: work.claims,
         entities: options.entities,
         queries: options.queries,
-        ingest_secs,
-        largest_degree: degrees.iter().copied().max().unwrap_or(0),
+        largest_degree: work.largest_degree,
         vectors: "feature hashing (384 dims) for evidence, entity and relationship documents",
+        ingest: ingest_secs,
         rows,
     })
 }
 
+/// Writes the workload's requests through the service and embeds everything (evidence,
+/// entity and relationship documents); returns the team's actor and the seconds taken.
+async fn ingest<S: GraphStore + SearchIndex + Clone>(
+    store: &S,
+    team: &str,
+    work: &Workload,
+    options: &GraphBenchOptions,
+) -> Result<(Actor, f64), EvalError> {
+    let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let memory = Memory::open(store.clone(), Some(hashing)).await?;
+    let actor = store.open_team(team).await?;
+    let progress = bar(options.progress, work.items, "graph ingest");
+    let started = Instant::now();
+    for request in &work.requests {
+        let items = request.evidence.len();
+        memory.remember_request(&actor, request.clone()).await?;
+        progress.inc(items as u64);
+    }
+    memory.embed_pending().await?;
+    progress.finish_and_clear();
+    Ok((actor, started.elapsed().as_secs_f64()))
+}
+
+/// A recall profile as the bench labels it.
+struct Profile {
+    label: &'static str,
+    profile: RankingProfile,
+}
+const LEXICAL: Profile = Profile {
+    label: "lexical",
+    profile: LEXICAL_PROFILE,
+};
+/// Hybrid on a store that scans the team's vectors exactly.
+const HYBRID_EXACT: Profile = Profile {
+    label: "hybrid",
+    profile: DEFAULT_PROFILE,
+};
+/// Hybrid on a store that answers vector queries from an HNSW index.
+const HYBRID_HNSW: Profile = Profile {
+    label: "hybrid+hnsw",
+    profile: DEFAULT_PROFILE,
+};
+
+/// One backend's ingested graph, timed with discovery off and on per profile.
+struct Backend<'a> {
+    name: &'static str,
+    actor: &'a Actor,
+    work: &'a Workload,
+    options: &'a GraphBenchOptions,
+}
+
+impl Backend<'_> {
+    async fn time<S: GraphStore + SearchIndex + Clone>(
+        &self,
+        profile: Profile,
+        store: &S,
+        rows: &mut Vec<DiscoveryLatency>,
+    ) -> Result<(), EvalError> {
+        let memory = Memory::open(store.clone(), Some(Arc::new(HashingEmbedder::default())))
+            .await?
+            .with_profile(profile.profile);
+        for path_limit in [0, mnem_core::graph::DEFAULT_PATH_LIMIT] {
+            let mut row = time_recalls(
+                profile.label,
+                path_limit,
+                &memory,
+                self.actor,
+                &self.work.queries,
+                self.options,
+            )
+            .await?;
+            row.backend = self.name;
+            rows.push(row);
+        }
+        Ok(())
+    }
+}
+
 /// Times every query (after ten warm-up recalls, which also build HNSW graphs).
-async fn time_recalls(
+async fn time_recalls<S: GraphStore + SearchIndex>(
     label: &str,
     path_limit: usize,
-    memory: &Memory<SqliteStore>,
-    actor: &mnem_core::Actor,
+    memory: &Memory<S>,
+    actor: &Actor,
     queries: &[String],
     options: &GraphBenchOptions,
 ) -> Result<DiscoveryLatency, EvalError> {
@@ -229,6 +357,7 @@ async fn time_recalls(
     progress.finish_and_clear();
     let n = queries.len().max(1) as f64;
     Ok(DiscoveryLatency {
+        backend: "",
         profile: label.to_string(),
         path_limit,
         latency_ms: Spread::of(&latency),
@@ -253,19 +382,26 @@ impl GraphBenchReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "graph: seed {}, {} evidence, {} relationships over {} entities (largest degree {}), {} queries; ingest {:.1}s; vectors: {}",
+            "graph: seed {}, {} evidence, {} relationships over {} entities (largest degree {}), {} queries; vectors: {}",
             self.seed,
             self.evidence,
             self.relationships,
             self.entities,
             self.largest_degree,
             self.queries,
-            self.ingest_secs,
             self.vectors
         );
+        for ingest in &self.ingest {
+            let _ = writeln!(
+                s,
+                "  {} ingest (structured remember + embedding): {:.1}s",
+                ingest.backend, ingest.secs
+            );
+        }
         let _ = writeln!(
             s,
-            "  {:<12} {:>6} {:>9} {:>9} {:>9} {:>14} {:>7} {:>6} {:>16}",
+            "  {:<9} {:<12} {:>6} {:>9} {:>9} {:>9} {:>14} {:>7} {:>6} {:>16}",
+            "backend",
             "profile",
             "paths",
             "p50 ms",
@@ -279,7 +415,8 @@ impl GraphBenchReport {
         for r in &self.rows {
             let _ = writeln!(
                 s,
-                "  {:<12} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>14.2} {:>7.1} {:>6.2} {:>8.0}/{:<7.0}",
+                "  {:<9} {:<12} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>14.2} {:>7.1} {:>6.2} {:>8.0}/{:<7.0}",
+                r.backend,
                 r.profile,
                 r.path_limit,
                 r.latency_ms.p50,

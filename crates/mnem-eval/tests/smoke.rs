@@ -138,3 +138,31 @@ async fn real_development_files_run_end_to_end_on_their_first_questions() {
         assert!(report.ingest.items > 100, "{name}: {}", report.ingest.items);
     }
 }
+
+/// A small graph bench on SQLite: every generated claim is verified and active, so the
+/// rows with discovery on return paths and the rows with it off return none, over the
+/// same direct results.
+#[tokio::test]
+async fn graph_bench_finds_paths_only_when_asked_and_never_changes_the_results() {
+    let options = mnem_eval::graph_bench::GraphBenchOptions {
+        evidence: 60,
+        relationships: 120,
+        entities: 12,
+        queries: 12,
+        seed: 7,
+        progress: false,
+        database: None,
+    };
+    let report = mnem_eval::graph_bench::run(&options).await.unwrap();
+    assert_eq!(report.relationships, 120);
+    assert_eq!(report.rows.len(), 6);
+    for pair in report.rows.chunks(2) {
+        let (off, on) = (&pair[0], &pair[1]);
+        assert_eq!(off.profile, on.profile);
+        assert_eq!(off.path_limit, 0);
+        assert_eq!(off.mean_paths, 0.0);
+        assert!(on.mean_paths > 0.0, "{} found no paths", on.profile);
+        assert!(on.path_bytes.p50 > 0.0);
+        assert_eq!(off.mean_results, on.mean_results);
+    }
+}
