@@ -19,6 +19,7 @@ pub mod testing;
 use std::sync::Arc;
 
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
+use graph::write::PgRows;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -26,6 +27,7 @@ use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
     LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
 };
+use mnem_store::graph_write;
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -326,7 +328,7 @@ impl GraphStore for PgStore {
     ) -> Result<Option<RememberOutcome>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::write::replayed(&tx, actor, key, request_hash).await
+        graph_write::replayed(&PgRows { tx: &tx }, actor, key, request_hash).await
     }
 
     async fn commit_remember(
@@ -338,7 +340,8 @@ impl GraphStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
         lock_team_graph(&tx, actor.team).await?;
-        let outcome = graph::write::commit_remember(&tx, actor, request, now).await?;
+        let outcome =
+            graph_write::commit_remember(&PgRows { tx: &tx }, actor, request, now).await?;
         tx.commit().await.db()?;
         Ok(outcome)
     }
@@ -368,7 +371,7 @@ impl GraphStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
         lock_team_graph(&tx, actor.team).await?;
-        graph::write::forget(&tx, actor, &ids, at).await?;
+        graph_write::forget(&PgRows { tx: &tx }, actor, &ids, at).await?;
         tx.commit().await.db()
     }
 
@@ -387,7 +390,8 @@ impl GraphStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
         lock_team_graph(&tx, actor.team).await?;
-        let outcome = graph::write::commit_correction(&tx, actor, correction, now).await?;
+        let outcome =
+            graph_write::commit_correction(&PgRows { tx: &tx }, actor, correction, now).await?;
         tx.commit().await.db()?;
         Ok(outcome)
     }
@@ -466,7 +470,8 @@ impl PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
         lock_team_graph(&tx, actor.team).await?;
-        graph::write::move_evidence(&tx, actor, &ids, state, reason.as_deref(), at).await?;
+        let rows = PgRows { tx: &tx };
+        graph_write::move_evidence(&rows, actor, &ids, state, reason.as_deref(), at).await?;
         tx.commit().await.db()
     }
 }

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use graph::write::SqliteRows;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -25,6 +26,7 @@ use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
     LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
 };
+use mnem_store::graph_write;
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -314,8 +316,11 @@ impl GraphStore for SqliteStore {
         request_hash: &str,
     ) -> Result<Option<RememberOutcome>> {
         let (actor, key, hash) = (*actor, key.to_string(), request_hash.to_string());
-        self.with_conn(move |conn| graph::write::replayed(conn, &actor, &key, &hash))
-            .await
+        self.with_conn(move |conn| {
+            let rows = SqliteRows { conn };
+            graph::write::run(graph_write::replayed(&rows, &actor, &key, &hash))
+        })
+        .await
     }
 
     async fn commit_remember(
@@ -325,8 +330,11 @@ impl GraphStore for SqliteStore {
     ) -> Result<RememberOutcome> {
         let actor = *actor;
         let now = self.clock.now();
-        self.with_tx(move |tx| graph::write::commit_remember(tx, &actor, request, now))
-            .await
+        self.with_tx(move |tx| {
+            let rows = SqliteRows { conn: tx };
+            graph::write::run(graph_write::commit_remember(&rows, &actor, request, now))
+        })
+        .await
     }
 
     async fn retract_evidence(
@@ -352,8 +360,11 @@ impl GraphStore for SqliteStore {
     async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
         let actor = *actor;
         let at = self.clock.now();
-        self.with_tx(move |tx| graph::write::forget(tx, &actor, &ids, at))
-            .await
+        self.with_tx(move |tx| {
+            let rows = SqliteRows { conn: tx };
+            graph::write::run(graph_write::forget(&rows, &actor, &ids, at))
+        })
+        .await
     }
 
     async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
@@ -369,8 +380,13 @@ impl GraphStore for SqliteStore {
     ) -> Result<RelationshipOutcome> {
         let actor = *actor;
         let now = self.clock.now();
-        self.with_tx(move |tx| graph::write::commit_correction(tx, &actor, correction, now))
-            .await
+        self.with_tx(move |tx| {
+            let rows = SqliteRows { conn: tx };
+            graph::write::run(graph_write::commit_correction(
+                &rows, &actor, correction, now,
+            ))
+        })
+        .await
     }
 
     async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
@@ -453,7 +469,11 @@ impl SqliteStore {
         let actor = *actor;
         let at = self.clock.now();
         self.with_tx(move |tx| {
-            graph::write::move_evidence(tx, &actor, &ids, state, reason.as_deref(), at)
+            let rows = SqliteRows { conn: tx };
+            let reason = reason.as_deref();
+            graph::write::run(graph_write::move_evidence(
+                &rows, &actor, &ids, state, reason, at,
+            ))
         })
         .await
     }
@@ -607,11 +627,7 @@ pub(crate) fn ensure_profile(
 
 /// Inserts a new record with its first lifecycle event; `reason` explains a state other
 /// than `current` (a screening hold, a superseded late revision).
-pub(crate) fn insert_evidence(
-    tx: &rusqlite::Transaction<'_>,
-    e: &Evidence,
-    reason: Option<&str>,
-) -> Result<()> {
+pub(crate) fn insert_evidence(tx: &Connection, e: &Evidence, reason: Option<&str>) -> Result<()> {
     let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
     let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
     tx.execute(
@@ -675,7 +691,7 @@ pub(crate) fn insert_evidence(
 }
 
 pub(crate) fn append_event(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Connection,
     actor: &Actor,
     id: EvidenceId,
     state: LifecycleState,

@@ -71,7 +71,7 @@ pub fn reindex(tx: &Transaction<'_>, contract: &EmbeddingContract, now: Timestam
 }
 
 /// Queues a new evidence document for embedding, in the writer's transaction.
-pub fn enqueue(tx: &Transaction<'_>, doc: i64, team: TeamId, now: Timestamp) -> Result<()> {
+pub fn enqueue(tx: &Connection, doc: i64, team: TeamId, now: Timestamp) -> Result<()> {
     tx.execute(
         "INSERT INTO search_documents (doc, team_id, state, enqueued_at, updated_at) \
          VALUES (?1, ?2, 'pending', ?3, ?3)",
@@ -208,7 +208,7 @@ pub fn record_failures(
 
 /// Queues (or re-queues, when its text changed) a discovery document.
 pub fn enqueue_graph_document(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     team: TeamId,
     kind: &str,
     id: &[u8; 16],
