@@ -327,27 +327,30 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             valid_at: query.valid_at,
             known_at: query.known_at,
         };
-        let named = self
-            .store
-            .entities_named(actor, name_candidates(&query.query))
-            .await?;
-        // Seeds by meaning use the recall's one query embedding, when it has one.
-        let named_at = started.elapsed();
-        let by_meaning = match (query_vector, &self.embedder) {
-            (Some(vector), Some(embedder)) => {
-                self.store
-                    .graph_vector_seeds(
-                        actor,
-                        vector,
-                        embedder.contract(),
-                        view,
-                        limits.min_seed_similarity,
-                        limits.max_seeds,
-                    )
-                    .await?
+        // Seeds by name, and by meaning from the recall's one query embedding when it
+        // has one: independent reads, made together.
+        let by_meaning = async {
+            match (query_vector, &self.embedder) {
+                (Some(vector), Some(embedder)) => {
+                    self.store
+                        .graph_vector_seeds(
+                            actor,
+                            vector,
+                            embedder.contract(),
+                            view,
+                            limits.min_seed_similarity,
+                            limits.max_seeds,
+                        )
+                        .await
+                }
+                _ => Ok(Vec::new()),
             }
-            _ => Vec::new(),
         };
+        let (named, by_meaning) = tokio::try_join!(
+            self.store
+                .entities_named(actor, name_candidates(&query.query)),
+            by_meaning,
+        )?;
         let exact = named
             .into_iter()
             .map(|(entity_id, _)| entity_id)
@@ -368,20 +371,20 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         );
         let returned: Vec<EvidenceId> = hits.iter().map(|h| h.evidence.id).collect();
         let seeded_at = started.elapsed();
+        // Two independent reads: on a server backend each is a round trip of its own.
+        let (first_hop, touching_results) = tokio::try_join!(
+            self.store.adjacency(
+                actor,
+                seeds.iter().map(|s| s.entity_id).collect(),
+                view,
+                limits.fanout,
+            ),
+            self.store
+                .edges_supported_by(actor, returned.clone(), view, limits.fanout),
+        )?;
         let mut frontier = Frontier {
-            first_hop: self
-                .store
-                .adjacency(
-                    actor,
-                    seeds.iter().map(|s| s.entity_id).collect(),
-                    view,
-                    limits.fanout,
-                )
-                .await?,
-            touching_results: self
-                .store
-                .edges_supported_by(actor, returned.clone(), view, limits.fanout)
-                .await?,
+            first_hop,
+            touching_results,
             seeds,
             second_hop: Vec::new(),
         };
@@ -395,7 +398,6 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         }
         tracing::debug!(
             seeds = frontier.seeds.len(),
-            named_ms = named_at.as_secs_f64() * 1e3,
             seeded_ms = seeded_at.as_secs_f64() * 1e3,
             first_hop_ms = first_hop_at.as_secs_f64() * 1e3,
             frontier_ms = started.elapsed().as_secs_f64() * 1e3,

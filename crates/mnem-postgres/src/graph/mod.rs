@@ -5,6 +5,8 @@
 pub mod read;
 pub mod write;
 
+use std::collections::HashMap;
+
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipRef, Trace, TracedSupport, Transition,
     VerificationEvent, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
@@ -255,6 +257,8 @@ pub async fn entities_named(
 }
 
 /// Each entity's discoverable edges, newest first, at most `fanout` (`hub` beyond).
+/// One statement for all the entities (a lateral read per entity) and one supports read
+/// for all their edges: a hop costs three round trips however many entities it has.
 pub async fn adjacency(
     tx: &Transaction<'_>,
     actor: &Actor,
@@ -262,37 +266,69 @@ pub async fn adjacency(
     view: &GraphView,
     fanout: usize,
 ) -> Result<Vec<Adjacency>> {
+    if entities.is_empty() {
+        return Ok(Vec::new());
+    }
     // Each end is read newest first and cut at fanout + 1 inside its own index range,
     // eligibility applied before the cut; the union is cut again.
+    let limit = fanout + 1;
     let side = |column: &str| {
         format!(
             "(SELECT r.relationship_id FROM relationships r \
-             WHERE r.team_id = $1 AND r.{column} = $2{eligible} \
+             WHERE r.team_id = $1 AND r.{column} = q.entity_id{eligible} \
              ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit})",
             eligible = read::discoverable_condition(view),
-            limit = fanout + 1
         )
     };
-    let condition = format!(
-        " AND r.relationship_id IN ({} UNION ALL {}) \
-         ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {}",
-        side("subject_entity_id"),
-        side("object_entity_id"),
-        fanout + 1
+    let sql = format!(
+        "SELECT x.*, q.entity_id FROM unnest($2::uuid[]) WITH ORDINALITY AS q(entity_id, ord) \
+         CROSS JOIN LATERAL ({select} AND r.relationship_id IN ({subject} UNION ALL {object}) \
+         ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit}) x \
+         ORDER BY q.ord, x.recorded_at DESC, x.relationship_id",
+        select = read::select_relationships(view),
+        subject = side("subject_entity_id"),
+        object = side("object_entity_id"),
     );
-    let mut adjacency = Vec::with_capacity(entities.len());
-    for &entity in entities {
-        let mut found =
-            read::relationships_where(tx, actor, view, &condition, vec![boxed(entity.0)]).await?;
-        let hub = found.len() > fanout;
-        found.truncate(fanout);
-        adjacency.push(Adjacency {
-            entity_id: entity,
-            edges: read::edges(tx, actor, view, found).await?,
-            hub,
-        });
+    // Each entity once in the statement, so its rows are its own edges exactly once.
+    let mut ids: Vec<Uuid> = Vec::with_capacity(entities.len());
+    for entity in entities {
+        if !ids.contains(&entity.0) {
+            ids.push(entity.0);
+        }
     }
-    Ok(adjacency)
+    let rows = tx.query(&sql, &[&actor.team.0, &ids]).await.db()?;
+    let mut found: Vec<(EntityId, Relationship)> = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let entity = EntityId(col(row, read::RELATIONSHIP_COLUMNS)?);
+        found.push((entity, read::relationship_from_row(row)?));
+    }
+    let mut distinct: Vec<Relationship> = found.iter().map(|(_, r)| r.clone()).collect();
+    distinct.sort_by_key(|r| r.relationship_id);
+    distinct.dedup_by_key(|r| r.relationship_id);
+    let edges: HashMap<RelationshipId, GraphEdge> = read::edges(tx, actor, view, distinct)
+        .await?
+        .into_iter()
+        .map(|edge| (edge.relationship.relationship_id, edge))
+        .collect();
+    Ok(entities
+        .iter()
+        .map(|&entity| {
+            let mine: Vec<RelationshipId> = found
+                .iter()
+                .filter(|(e, _)| *e == entity)
+                .map(|(_, r)| r.relationship_id)
+                .collect();
+            Adjacency {
+                entity_id: entity,
+                hub: mine.len() > fanout,
+                edges: mine
+                    .iter()
+                    .take(fanout)
+                    .filter_map(|id| edges.get(id).cloned())
+                    .collect(),
+            }
+        })
+        .collect())
 }
 
 /// Discoverable relationships supported by any of `evidence`, newest first.
@@ -370,27 +406,37 @@ pub async fn graph_vector_seeds(
         )
         .await
         .db()?;
-    let endpoints = format!(
-        "{} AND r.relationship_id = $2{}",
-        read::select_relationships(view),
-        read::discoverable_condition(view)
-    );
-    let mut entities: Vec<(EntityId, f64)> = Vec::new();
+    let mut documents = Vec::with_capacity(found.len());
     for row in &found {
         let kind: String = col(row, 0)?;
         let id: Uuid = col(row, 1)?;
         let similarity: f64 = col(row, 2)?;
-        if kind == search::ENTITY_DOCUMENT {
+        documents.push((kind == search::ENTITY_DOCUMENT, id, similarity));
+    }
+    // The relationship documents' endpoints, read in one statement (eligible ones only).
+    let relationship_ids: Vec<Uuid> = documents
+        .iter()
+        .filter(|(is_entity, _, _)| !is_entity)
+        .map(|(_, id, _)| *id)
+        .collect();
+    let endpoints: HashMap<Uuid, Relationship> = if relationship_ids.is_empty() {
+        HashMap::new()
+    } else {
+        let condition = format!(
+            " AND r.relationship_id = ANY ($2){}",
+            read::discoverable_condition(view)
+        );
+        read::relationships_where(tx, actor, view, &condition, vec![boxed(relationship_ids)])
+            .await?
+            .into_iter()
+            .map(|r| (r.relationship_id.0, r))
+            .collect()
+    };
+    let mut entities: Vec<(EntityId, f64)> = Vec::new();
+    for (is_entity, id, similarity) in documents {
+        if is_entity {
             entities.push((EntityId(id), similarity));
-            continue;
-        }
-        let relationship = tx
-            .query_opt(&endpoints, &[&actor.team.0, &id])
-            .await
-            .db()?
-            .map(|row| read::relationship_from_row(&row))
-            .transpose()?;
-        if let Some(r) = relationship {
+        } else if let Some(r) = endpoints.get(&id) {
             entities.push((r.subject.entity_id, similarity));
             if let Some(object) = r.object.entity_id() {
                 entities.push((object, similarity));

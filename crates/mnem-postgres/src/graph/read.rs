@@ -91,6 +91,9 @@ fn standing_expr(view: &GraphView, log_column: &str, current: &str) -> String {
     }
 }
 
+/// How many columns `select_relationships` returns (`relationship_from_row` reads them).
+pub const RELATIONSHIP_COLUMNS: usize = 19;
+
 pub fn relationship_from_row(row: &Row) -> Result<Relationship> {
     let object = match col::<Option<Uuid>>(row, 6)? {
         Some(id) => ObjectSummary::Entity(EntitySummary {
