@@ -231,6 +231,39 @@ pub async fn trace_reconstructs_supports_verification_and_lineage<S: Backend>(fx
     assert_eq!(trace.relationship.version, 1);
 }
 
+pub async fn trace_quotes_within_its_byte_bound_and_says_when_it_cut<S: Backend>(fx: Fixture<S>) {
+    // The claim's sentence, then three 6,000-character spans of the same item: the
+    // third long quote would take the trace past its 16 KiB of quotes.
+    let sentence = "Ada leads Atlas.";
+    let filler = " lorem".repeat(3_000);
+    let text = format!("{sentence}{filler}");
+    let at = |n: usize| sentence.chars().count() + n * 6_000;
+    let request = json!({
+        "evidence": [{"content": text, "source": "chat"}],
+        "relationships": [{
+            "subject": {"name": "Ada"},
+            "predicate": "leads",
+            "object": {"entity": {"name": "Atlas"}},
+            "supports": [
+                {"evidence": 0, "start": 0, "end": sentence.chars().count()},
+                {"evidence": 0, "start": at(0), "end": at(1)},
+                {"evidence": 0, "start": at(1), "end": at(2)},
+                {"evidence": 0, "start": at(2), "end": at(3)}
+            ]
+        }]
+    });
+    let r = write(&fx, &fx.actor, request).await.relationships[0].clone();
+    let trace = fx
+        .memory
+        .trace(&fx.actor, r.relationship_id, GraphView::default())
+        .await
+        .expect("trace");
+    let quoted: Vec<bool> = trace.supports.iter().map(|s| s.quote.is_some()).collect();
+    assert_eq!(quoted, [true, true, true, false]);
+    assert!(trace.truncated);
+    assert_eq!(trace.supports[3].end - trace.supports[3].start, 6_000);
+}
+
 pub async fn tier_and_graph_never_move_evidence<S: Backend>(fx: Fixture<S>) {
     // The weaker match supports an authoritative fact; the stronger supports nothing.
     let weak_text = "Ana wrote the deploy notes";

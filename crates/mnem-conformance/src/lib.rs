@@ -80,6 +80,7 @@ macro_rules! conformance_suite {
                 evidence_cited_by_many_relationships_appears_once,
                 public_recall_has_paths_and_no_verifier_history,
                 trace_reconstructs_supports_verification_and_lineage,
+                trace_quotes_within_its_byte_bound_and_says_when_it_cut,
                 tier_and_graph_never_move_evidence,
                 graph_context_never_becomes_evidence,
                 candidates_never_enter_discovery,

@@ -27,7 +27,7 @@ use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
     LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
 };
-use mnem_store::graph_write;
+use mnem_store::{graph_read, graph_write};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -399,7 +399,7 @@ impl GraphStore for PgStore {
     async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::trace(&tx, actor, id, &view).await
+        graph_read::trace(&PgRows { tx: &tx }, actor, id, &view).await
     }
 
     async fn entities_named(

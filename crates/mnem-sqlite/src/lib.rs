@@ -26,7 +26,7 @@ use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
     LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
 };
-use mnem_store::graph_write;
+use mnem_store::{graph_read, graph_write};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -391,8 +391,11 @@ impl GraphStore for SqliteStore {
 
     async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
         let actor = *actor;
-        self.with_reader(move |conn| graph::trace(conn, &actor, id, &view))
-            .await
+        self.with_reader(move |conn| {
+            let rows = SqliteRows { conn };
+            graph::write::run(graph_read::trace(&rows, &actor, id, &view))
+        })
+        .await
     }
 
     async fn entities_named(

@@ -5,6 +5,7 @@
 //! Architecture invariant: nothing here knows SQL or a transport; backends depend on
 //! this crate, never the reverse.
 
+pub mod graph_read;
 pub mod graph_write;
 
 use std::future::Future;

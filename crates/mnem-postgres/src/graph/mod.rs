@@ -1,20 +1,18 @@
 //! The semantic layer on PostgreSQL: writes in `write`, the shared relationship reads in
-//! `read`, and here the reads built on them — trace and the bounded discovery frontier.
-//! The same statements as the embedded store's, so both answer the same.
+//! `read`, and here the reads built on them — trace's rows (`mnem_store::graph_read` is the
+//! trace itself) and the bounded discovery frontier. The same statements as the embedded
+//! store's, so both answer the same.
 
 pub mod read;
 pub mod write;
 
 use std::collections::HashMap;
 
-use mnem_core::graph::{
-    Adjacency, GraphEdge, Relationship, RelationshipRef, Trace, TracedSupport, Transition,
-    VerificationEvent, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
-};
+use mnem_core::graph::{Adjacency, GraphEdge, Relationship, Transition, VerificationEvent};
 use mnem_core::{
-    Actor, EmbeddingContract, EntityId, EvidenceId, LifecycleState, ProfileId, RelationshipId,
-    Timestamp,
+    Actor, EmbeddingContract, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp,
 };
+use mnem_store::graph_read::{CitedSpan, TraceRows};
 use mnem_store::{GraphView, Result, StoreError};
 use tokio_postgres::Transaction;
 use uuid::Uuid;
@@ -22,9 +20,13 @@ use uuid::Uuid;
 use crate::candidates::{tune_vector_scan, vector_cast};
 use crate::rows::{col, parsed};
 use crate::{search, DbResult, Param};
+use write::PgRows;
 
-/// How far trace follows a chain of corrections in each direction.
-const MAX_VERSION_CHAIN: usize = 16;
+/// A conflict is a live claim, on a single-valued predicate or already disputed.
+const CONFLICTING: &str =
+    "AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
+     AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
+          WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued))";
 
 fn boxed(value: impl tokio_postgres::types::ToSql + Sync + Send + 'static) -> Param {
     Box::new(value)
@@ -48,190 +50,171 @@ pub async fn relationship(
     .ok_or(StoreError::RelationshipNotFound { id })
 }
 
-pub async fn trace(
-    tx: &Transaction<'_>,
-    actor: &Actor,
-    id: RelationshipId,
-    view: &GraphView,
-) -> Result<Trace> {
-    let relationship = relationship(tx, actor, id, view).await?;
-    let mut truncated = false;
-    let known = view.known_at.map_or(i64::MAX, Timestamp::as_micros);
-
-    let sql = format!(
-        "SELECT s.evidence_id, s.span_start, s.span_end, s.quote, \
-         (e.space = 'team' OR e.owner_profile_id = $3), ({}), e.source_group \
-         FROM relationship_supports s \
-         JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
-         WHERE s.team_id = $1 AND s.relationship_id = $2 \
-         ORDER BY s.evidence_id, s.span_start",
-        read::evidence_state_expr(view.known_at)
-    );
-    let rows = tx
-        .query(&sql, &[&actor.team.0, &id.0, &actor.profile.0])
-        .await
-        .db()?;
-    let mut bytes = 0;
-    let mut supports = Vec::with_capacity(rows.len());
-    let mut visible_supports = 0;
-    for row in &rows {
-        let visible: bool = col(row, 4)?;
-        // Before it was recorded, evidence did not exist for this view.
-        let state: LifecycleState = col::<Option<String>>(row, 5)?
-            .as_deref()
-            .unwrap_or("erased")
-            .parse()?;
-        visible_supports += usize::from(visible);
-        // Another profile's private text is never quoted, only pointed at.
-        let mut quote = col::<Option<String>>(row, 3)?.filter(|_| visible);
-        if let Some(q) = &quote {
-            if bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
-                quote = None;
-                truncated = true;
-            } else {
-                bytes += q.len();
-            }
-        }
-        supports.push(TracedSupport {
-            evidence_id: EvidenceId(col(row, 0)?),
-            start: col::<i64>(row, 1)? as usize,
-            end: col::<i64>(row, 2)? as usize,
-            quote,
-            evidence_state: state,
-            source_group: if visible { col(row, 6)? } else { String::new() },
-            effective: state == LifecycleState::Current,
-        });
-    }
-    // Derived only from another profile's private evidence: private like its source.
-    if visible_supports == 0 && relationship.owner_profile_id != actor.profile {
-        return Err(StoreError::RelationshipNotFound { id });
+impl TraceRows for PgRows<'_, '_> {
+    async fn relationship(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        view: &GraphView,
+    ) -> Result<Relationship> {
+        relationship(self.tx, actor, id, view).await
     }
 
-    let limit = TRACE_MAX_EVENTS as i64 + 1;
-    let mut verification_events = tx
-        .query(
-            "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
-             WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
-             ORDER BY seq DESC LIMIT $4",
-            &[&actor.team.0, &id.0, &known, &limit],
+    async fn cited_spans(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        view: &GraphView,
+    ) -> Result<Vec<CitedSpan>> {
+        let sql = format!(
+            "SELECT s.evidence_id, s.span_start, s.span_end, s.quote, \
+             (e.space = 'team' OR e.owner_profile_id = $3), ({}), e.source_group \
+             FROM relationship_supports s \
+             JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+             WHERE s.team_id = $1 AND s.relationship_id = $2 \
+             ORDER BY s.evidence_id, s.span_start",
+            read::evidence_state_expr(view.known_at)
+        );
+        self.tx
+            .query(&sql, &[&actor.team.0, &id.0, &actor.profile.0])
+            .await
+            .db()?
+            .iter()
+            .map(|row| {
+                Ok(CitedSpan {
+                    evidence_id: EvidenceId(col(row, 0)?),
+                    start: col::<i64>(row, 1)? as usize,
+                    end: col::<i64>(row, 2)? as usize,
+                    quote: col(row, 3)?,
+                    visible: col(row, 4)?,
+                    // Before it was recorded, evidence did not exist for this view.
+                    state: col::<Option<String>>(row, 5)?
+                        .as_deref()
+                        .unwrap_or("erased")
+                        .parse()?,
+                    source_group: col(row, 6)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn verification_events(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        known_at: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<VerificationEvent>> {
+        self.tx
+            .query(
+                "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
+                 WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
+                 ORDER BY seq DESC LIMIT $4",
+                &[
+                    &actor.team.0,
+                    &id.0,
+                    &known_at.map_or(i64::MAX, Timestamp::as_micros),
+                    &(limit as i64),
+                ],
+            )
+            .await
+            .db()?
+            .iter()
+            .map(|row| {
+                Ok(VerificationEvent {
+                    verdict: parsed(row, 0)?,
+                    confidence: col(row, 1)?,
+                    verifier: col(row, 2)?,
+                    rationale: col(row, 3)?,
+                    at: Timestamp::from_micros(col(row, 4)?),
+                })
+            })
+            .collect()
+    }
+
+    async fn transitions(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        known_at: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<Transition>> {
+        self.tx
+            .query(
+                "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
+                 FROM relationship_transitions \
+                 WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
+                 ORDER BY seq DESC LIMIT $4",
+                &[
+                    &actor.team.0,
+                    &id.0,
+                    &known_at.map_or(i64::MAX, Timestamp::as_micros),
+                    &(limit as i64),
+                ],
+            )
+            .await
+            .db()?
+            .iter()
+            .map(|row| {
+                Ok(Transition {
+                    from_tier: col::<Option<String>>(row, 0)?
+                        .map(|t| t.parse())
+                        .transpose()?,
+                    to_tier: parsed(row, 1)?,
+                    from_status: col::<Option<String>>(row, 2)?
+                        .map(|s| s.parse())
+                        .transpose()?,
+                    to_status: parsed(row, 3)?,
+                    reason: col(row, 4)?,
+                    actor: ProfileId(col(row, 5)?),
+                    at: Timestamp::from_micros(col(row, 6)?),
+                })
+            })
+            .collect()
+    }
+
+    async fn conflicts(
+        &self,
+        actor: &Actor,
+        relationship: &Relationship,
+        view: &GraphView,
+        limit: usize,
+    ) -> Result<Vec<Relationship>> {
+        read::relationships_where(
+            self.tx,
+            actor,
+            view,
+            &format!(
+                " AND r.subject_entity_id = $2 AND r.predicate = $3 AND r.relationship_id <> $4 \
+                 AND (r.object_key <> $5 OR r.polarity <> $6) {CONFLICTING} \
+                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}"
+            ),
+            vec![
+                boxed(relationship.subject.entity_id.0),
+                boxed(relationship.predicate.clone()),
+                boxed(relationship.relationship_id.0),
+                boxed(relationship.object.identity_key()),
+                boxed(relationship.polarity.as_str().to_string()),
+            ],
         )
         .await
-        .db()?
-        .iter()
-        .map(|row| {
-            Ok(VerificationEvent {
-                verdict: parsed(row, 0)?,
-                confidence: col(row, 1)?,
-                verifier: col(row, 2)?,
-                rationale: col(row, 3)?,
-                at: Timestamp::from_micros(col(row, 4)?),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    truncated |= verification_events.len() > TRACE_MAX_EVENTS;
-    verification_events.truncate(TRACE_MAX_EVENTS);
-    verification_events.reverse();
-
-    let mut transitions = tx
-        .query(
-            "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
-             FROM relationship_transitions \
-             WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
-             ORDER BY seq DESC LIMIT $4",
-            &[&actor.team.0, &id.0, &known, &limit],
-        )
-        .await
-        .db()?
-        .iter()
-        .map(|row| {
-            Ok(Transition {
-                from_tier: col::<Option<String>>(row, 0)?
-                    .map(|t| t.parse())
-                    .transpose()?,
-                to_tier: parsed(row, 1)?,
-                from_status: col::<Option<String>>(row, 2)?
-                    .map(|s| s.parse())
-                    .transpose()?,
-                to_status: parsed(row, 3)?,
-                reason: col(row, 4)?,
-                actor: ProfileId(col(row, 5)?),
-                at: Timestamp::from_micros(col(row, 6)?),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    truncated |= transitions.len() > TRACE_MAX_EVENTS;
-    transitions.truncate(TRACE_MAX_EVENTS);
-    transitions.reverse();
-
-    let conflicts = read::relationships_where(
-        tx,
-        actor,
-        view,
-        " AND r.subject_entity_id = $2 AND r.predicate = $3 AND r.relationship_id <> $4 \
-         AND (r.object_key <> $5 OR r.polarity <> $6) \
-         AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
-         AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
-              WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued)) \
-         ORDER BY r.recorded_at, r.relationship_id LIMIT 50",
-        vec![
-            boxed(relationship.subject.entity_id.0),
-            boxed(relationship.predicate.clone()),
-            boxed(id.0),
-            boxed(relationship.object.identity_key()),
-            boxed(relationship.polarity.as_str().to_string()),
-        ],
-    )
-    .await?
-    .iter()
-    .map(RelationshipRef::from)
-    .collect();
-
-    let mut supersedes = Vec::new();
-    let mut previous = relationship.supersedes;
-    while let Some(prior) = previous {
-        if supersedes.len() >= MAX_VERSION_CHAIN {
-            truncated = true;
-            break;
-        }
-        match self::relationship(tx, actor, prior, view).await {
-            Ok(r) => {
-                previous = r.supersedes;
-                supersedes.push(RelationshipRef::from(&r));
-            }
-            Err(StoreError::RelationshipNotFound { .. }) => break, // erased
-            Err(e) => return Err(e),
-        }
     }
-    let mut superseded_by = Vec::new();
-    let mut current = id;
-    loop {
-        let next = read::relationships_where(
-            tx,
+
+    async fn successors(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        view: &GraphView,
+    ) -> Result<Vec<Relationship>> {
+        read::relationships_where(
+            self.tx,
             actor,
             view,
             " AND r.supersedes = $2 ORDER BY r.recorded_at, r.relationship_id",
-            vec![boxed(current.0)],
+            vec![boxed(id.0)],
         )
-        .await?;
-        let Some(first) = next.first() else { break };
-        if superseded_by.len() + next.len() > MAX_VERSION_CHAIN {
-            truncated = true;
-            break;
-        }
-        current = first.relationship_id;
-        superseded_by.extend(next.iter().map(RelationshipRef::from));
+        .await
     }
-
-    Ok(Trace {
-        relationship,
-        supports,
-        verification_events,
-        transitions,
-        conflicts,
-        supersedes,
-        superseded_by,
-        truncated,
-    })
 }
 
 /// Entities whose normalised name or alias is one of `names`, at most 64.

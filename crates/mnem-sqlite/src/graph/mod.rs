@@ -1,16 +1,13 @@
 //! The semantic layer on SQLite: writes in `write`, the shared relationship reads in
-//! `read`, and here the reads built on them — trace and the bounded discovery frontier.
+//! `read`, and here the reads built on them — trace's rows (`mnem_store::graph_read` is the
+//! trace itself) and the bounded discovery frontier.
 
 pub mod read;
 pub mod write;
 
-use mnem_core::graph::{
-    Adjacency, GraphEdge, Relationship, RelationshipRef, Trace, TracedSupport, Transition,
-    VerificationEvent, TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
-};
-use mnem_core::{
-    Actor, EntityId, EvidenceId, LifecycleState, ProfileId, RelationshipId, Timestamp,
-};
+use mnem_core::graph::{Adjacency, GraphEdge, Relationship, Transition, VerificationEvent};
+use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
+use mnem_store::graph_read::{CitedSpan, TraceRows};
 use mnem_store::{GraphView, Result, StoreError};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -19,9 +16,13 @@ use crate::ann::{AnnIndexes, Plan};
 use crate::rows::{parsed, UuidBytes};
 use crate::search;
 use crate::DbResult;
+use write::SqliteRows;
 
-/// How far trace follows a chain of corrections in each direction.
-const MAX_VERSION_CHAIN: usize = 16;
+/// A conflict is a live claim, on a single-valued predicate or already disputed.
+const CONFLICTING: &str =
+    "AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
+     AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
+          WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued))";
 
 fn blob(bytes: &[u8; 16]) -> Value {
     Value::Blob(bytes.to_vec())
@@ -45,27 +46,32 @@ pub fn relationship(
     .ok_or(StoreError::RelationshipNotFound { id })
 }
 
-pub fn trace(
-    conn: &Connection,
-    actor: &Actor,
-    id: RelationshipId,
-    view: &GraphView,
-) -> Result<Trace> {
-    let relationship = relationship(conn, actor, id, view)?;
-    let mut truncated = false;
-    let known = view.known_at.map_or(i64::MAX, Timestamp::as_micros);
+impl TraceRows for SqliteRows<'_> {
+    async fn relationship(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        view: &GraphView,
+    ) -> Result<Relationship> {
+        relationship(self.conn, actor, id, view)
+    }
 
-    let (supports, visible_supports) = {
+    async fn cited_spans(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        view: &GraphView,
+    ) -> Result<Vec<CitedSpan>> {
         let sql = format!(
             "SELECT s.evidence_id, s.span_start, s.span_end, s.quote, \
-             (e.space = 'team' OR e.owner_profile_id = ?3), ({}) , e.source_group \
+             (e.space = 'team' OR e.owner_profile_id = ?3), ({}), e.source_group \
              FROM relationship_supports s \
              JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
              WHERE s.team_id = ?1 AND s.relationship_id = ?2 \
              ORDER BY s.evidence_id, s.span_start",
             read::evidence_state_expr(view.known_at)
         );
-        let mut stmt = conn.prepare_cached(&sql).db()?;
+        let mut stmt = self.conn.prepare_cached(&sql).db()?;
         let rows = stmt
             .query_map(
                 params![
@@ -88,42 +94,33 @@ pub fn trace(
             .db()?
             .collect::<rusqlite::Result<Vec<_>>>()
             .db()?;
-        let mut bytes = 0;
-        let mut supports = Vec::with_capacity(rows.len());
-        let mut visible_supports = 0;
-        for (evidence_id, start, end, quote, visible, state, source_group) in rows {
-            // Before it was recorded, evidence did not exist for this view.
-            let state: LifecycleState = state.as_deref().unwrap_or("erased").parse()?;
-            // Another profile's private text is never quoted, only pointed at.
-            visible_supports += usize::from(visible);
-            let mut quote = quote.filter(|_| visible);
-            if let Some(q) = &quote {
-                if bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
-                    quote = None;
-                    truncated = true;
-                } else {
-                    bytes += q.len();
-                }
-            }
-            supports.push(TracedSupport {
-                evidence_id,
-                start: start as usize,
-                end: end as usize,
-                quote,
-                evidence_state: state,
-                source_group: if visible { source_group } else { String::new() },
-                effective: state == LifecycleState::Current,
-            });
-        }
-        (supports, visible_supports)
-    };
-    // Derived only from another profile's private evidence: private like its source.
-    if visible_supports == 0 && relationship.owner_profile_id != actor.profile {
-        return Err(StoreError::RelationshipNotFound { id });
+        rows.into_iter()
+            .map(
+                |(evidence_id, start, end, quote, visible, state, source_group)| {
+                    Ok(CitedSpan {
+                        evidence_id,
+                        start: start as usize,
+                        end: end as usize,
+                        quote,
+                        visible,
+                        // Before it was recorded, evidence did not exist for this view.
+                        state: state.as_deref().unwrap_or("erased").parse()?,
+                        source_group,
+                    })
+                },
+            )
+            .collect()
     }
 
-    let mut verification_events = {
-        let mut stmt = conn
+    async fn verification_events(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        known_at: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<VerificationEvent>> {
+        let mut stmt = self
+            .conn
             .prepare_cached(
                 "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
                  WHERE team_id = ?1 AND relationship_id = ?2 AND at <= ?3 \
@@ -135,8 +132,8 @@ pub fn trace(
                 params![
                     actor.team.as_bytes(),
                     id.as_bytes(),
-                    known,
-                    TRACE_MAX_EVENTS as i64 + 1
+                    known_at.map_or(i64::MAX, Timestamp::as_micros),
+                    limit as i64
                 ],
                 |row| {
                     Ok(VerificationEvent {
@@ -151,14 +148,18 @@ pub fn trace(
             .db()?
             .collect::<rusqlite::Result<Vec<_>>>()
             .db()?;
-        events
-    };
-    truncated |= verification_events.len() > TRACE_MAX_EVENTS;
-    verification_events.truncate(TRACE_MAX_EVENTS);
-    verification_events.reverse();
+        Ok(events)
+    }
 
-    let mut transitions = {
-        let mut stmt = conn
+    async fn transitions(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        known_at: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<Transition>> {
+        let mut stmt = self
+            .conn
             .prepare_cached(
                 "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
                  FROM relationship_transitions \
@@ -171,8 +172,8 @@ pub fn trace(
                 params![
                     actor.team.as_bytes(),
                     id.as_bytes(),
-                    known,
-                    TRACE_MAX_EVENTS as i64 + 1
+                    known_at.map_or(i64::MAX, Timestamp::as_micros),
+                    limit as i64
                 ],
                 |row| {
                     let optional = |i: usize| -> rusqlite::Result<Option<String>> { row.get(i) };
@@ -204,81 +205,51 @@ pub fn trace(
                     })
                 },
             )
-            .collect::<Result<Vec<_>>>()?
-    };
-    truncated |= transitions.len() > TRACE_MAX_EVENTS;
-    transitions.truncate(TRACE_MAX_EVENTS);
-    transitions.reverse();
-
-    let conflicts = read::relationships_where(
-        conn,
-        actor,
-        view,
-        " AND r.subject_entity_id = ? AND r.predicate = ? AND r.relationship_id <> ? \
-         AND (r.object_key <> ? OR r.polarity <> ?) \
-         AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
-         AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
-              WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued)) \
-         ORDER BY r.recorded_at, r.relationship_id LIMIT 50",
-        vec![
-            blob(relationship.subject.entity_id.as_bytes()),
-            Value::Text(relationship.predicate.clone()),
-            blob(id.as_bytes()),
-            Value::Text(relationship.object.identity_key()),
-            Value::Text(relationship.polarity.as_str().into()),
-        ],
-    )
-    .db()?
-    .iter()
-    .map(RelationshipRef::from)
-    .collect();
-
-    let mut supersedes = Vec::new();
-    let mut previous = relationship.supersedes;
-    while let Some(prior) = previous {
-        if supersedes.len() >= MAX_VERSION_CHAIN {
-            truncated = true;
-            break;
-        }
-        match self::relationship(conn, actor, prior, view) {
-            Ok(r) => {
-                previous = r.supersedes;
-                supersedes.push(RelationshipRef::from(&r));
-            }
-            Err(StoreError::RelationshipNotFound { .. }) => break, // erased
-            Err(e) => return Err(e),
-        }
+            .collect()
     }
-    let mut superseded_by = Vec::new();
-    let mut current = id;
-    loop {
-        let next = read::relationships_where(
-            conn,
+
+    async fn conflicts(
+        &self,
+        actor: &Actor,
+        relationship: &Relationship,
+        view: &GraphView,
+        limit: usize,
+    ) -> Result<Vec<Relationship>> {
+        read::relationships_where(
+            self.conn,
+            actor,
+            view,
+            &format!(
+                " AND r.subject_entity_id = ? AND r.predicate = ? AND r.relationship_id <> ? \
+                 AND (r.object_key <> ? OR r.polarity <> ?) {CONFLICTING} \
+                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}"
+            ),
+            vec![
+                blob(relationship.subject.entity_id.as_bytes()),
+                Value::Text(relationship.predicate.clone()),
+                blob(relationship.relationship_id.as_bytes()),
+                Value::Text(relationship.object.identity_key()),
+                Value::Text(relationship.polarity.as_str().into()),
+            ],
+        )
+        .db()
+    }
+
+    async fn successors(
+        &self,
+        actor: &Actor,
+        id: RelationshipId,
+        view: &GraphView,
+    ) -> Result<Vec<Relationship>> {
+        read::relationships_where(
+            self.conn,
             actor,
             view,
             " AND r.supersedes = ? ORDER BY r.recorded_at, r.relationship_id",
-            vec![blob(current.as_bytes())],
+            vec![blob(id.as_bytes())],
         )
-        .db()?;
-        let Some(first) = next.first() else { break };
-        if superseded_by.len() + next.len() > MAX_VERSION_CHAIN {
-            truncated = true;
-            break;
-        }
-        current = first.relationship_id;
-        superseded_by.extend(next.iter().map(RelationshipRef::from));
+        .db()
     }
-
-    Ok(Trace {
-        relationship,
-        supports,
-        verification_events,
-        transitions,
-        conflicts,
-        supersedes,
-        superseded_by,
-        truncated,
-    })
 }
 
 /// Entities whose normalised name or alias is one of `names`, at most 64.
