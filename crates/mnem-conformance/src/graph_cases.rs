@@ -825,6 +825,8 @@ pub async fn one_bad_item_rejects_the_whole_request<S: Backend>(fx: Fixture<S>) 
 pub async fn forget_erases_private_evidence_and_what_derives_only_from_it<S: Backend>(
     fx: Fixture<S>,
 ) {
+    // Mark is also named by a team claim that stays; Atlas only by the private one.
+    claim_as(&fx, &fx.actor, "Mark leads Orion", "Mark", "leads", "Orion").await;
     let mut request = claim("Mark works on Atlas", "Mark", "works_on", "Atlas");
     request["evidence"][0]["space"] = json!("private");
     let outcome = write(&fx, &fx.actor, request).await;
@@ -852,6 +854,13 @@ pub async fn forget_erases_private_evidence_and_what_derives_only_from_it<S: Bac
         "derived only from erased evidence",
     )
     .await;
+    let named = fx
+        .store
+        .entities_named(&fx.actor, vec!["atlas".into(), "mark".into()])
+        .await
+        .expect("entities");
+    let names: Vec<&str> = named.iter().map(|(_, name)| name.as_str()).collect();
+    assert_eq!(names, ["mark"], "only the erased claim named Atlas");
     let team = fx.remember("team-wide note").await;
     let refused = fx
         .memory

@@ -137,6 +137,10 @@ pub trait GraphRows {
         id: RelationshipId,
         at: Timestamp,
     ) -> Result<()>;
+    /// Whether any relationship names the entity as subject or object.
+    async fn entity_in_use(&self, actor: &Actor, id: EntityId) -> Result<bool>;
+    /// Deletes an entity, its aliases and its discovery document.
+    async fn erase_entity(&self, actor: &Actor, id: EntityId) -> Result<()>;
 
     /// Entities whose name or an alias normalises to `normalised`, of `kind` (any kind
     /// for `other`), in id order.
@@ -758,7 +762,8 @@ pub async fn commit_correction<R: GraphRows>(
 
 /// Physically erases the actor's own private evidence (SPEC §3 `forget`) and what
 /// derives from it: relationships supported by nothing else are erased (after a
-/// tombstone), the others have their support recomputed.
+/// tombstone), the others have their support recomputed; entities that only the erased
+/// relationships named go too (their names came from the forgotten request).
 pub async fn forget<R: GraphRows>(
     rows: &R,
     actor: &Actor,
@@ -781,11 +786,22 @@ pub async fn forget<R: GraphRows>(
         }
         rows.erase_evidence(actor, &evidence, at).await?;
     }
+    let mut endpoints = Vec::new();
     for relationship in rows.relationships_citing(actor, ids).await? {
         if rows.has_unerased_support(actor, relationship).await? {
             recompute_support(rows, actor, relationship, "supporting evidence erased", at).await?;
         } else {
+            let erased = rows.relationship(actor, relationship).await?;
+            endpoints.push(erased.subject.entity_id);
+            endpoints.extend(erased.object.entity_id());
             rows.erase_relationship(actor, relationship, at).await?;
+        }
+    }
+    endpoints.sort();
+    endpoints.dedup();
+    for entity in endpoints {
+        if !rows.entity_in_use(actor, entity).await? {
+            rows.erase_entity(actor, entity).await?;
         }
     }
     Ok(())

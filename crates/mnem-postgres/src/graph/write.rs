@@ -472,6 +472,44 @@ impl GraphRows for PgRows<'_, '_> {
         Ok(())
     }
 
+    async fn entity_in_use(&self, actor: &Actor, id: EntityId) -> Result<bool> {
+        let row = self
+            .tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM relationships \
+                 WHERE team_id = $1 AND subject_entity_id = $2) \
+                 OR EXISTS (SELECT 1 FROM relationships \
+                 WHERE team_id = $1 AND object_entity_id = $2)",
+                &[&actor.team.0, &id.0],
+            )
+            .await
+            .db()?;
+        col(&row, 0)
+    }
+
+    async fn erase_entity(&self, actor: &Actor, id: EntityId) -> Result<()> {
+        let team = &actor.team.0;
+        self.tx
+            .execute(
+                "DELETE FROM graph_documents \
+                 WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
+                &[team, &search::ENTITY_DOCUMENT, &id.0],
+            )
+            .await
+            .db()?;
+        search::dequeue(self.tx, actor.team, search::ENTITY_DOCUMENT, id.0).await?;
+        for table in ["entity_aliases", "entities"] {
+            self.tx
+                .execute(
+                    &format!("DELETE FROM {table} WHERE team_id = $1 AND entity_id = $2"),
+                    &[team, &id.0],
+                )
+                .await
+                .db()?;
+        }
+        Ok(())
+    }
+
     async fn entities_matching(
         &self,
         actor: &Actor,

@@ -567,6 +567,39 @@ impl GraphRows for SqliteRows<'_> {
         Ok(())
     }
 
+    async fn entity_in_use(&self, actor: &Actor, id: EntityId) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM relationships \
+                 WHERE team_id = ?1 AND subject_entity_id = ?2) \
+                 OR EXISTS (SELECT 1 FROM relationships \
+                 WHERE team_id = ?1 AND object_entity_id = ?2)",
+                params![actor.team.as_bytes(), id.as_bytes()],
+                |row| row.get(0),
+            )
+            .db()
+    }
+
+    async fn erase_entity(&self, actor: &Actor, id: EntityId) -> Result<()> {
+        let (team, id) = (actor.team.as_bytes(), id.as_bytes());
+        self.conn
+            .execute(
+                "DELETE FROM graph_documents \
+                 WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
+                params![team, search::ENTITY_DOCUMENT, id],
+            )
+            .db()?;
+        for table in ["entity_aliases", "entities"] {
+            self.conn
+                .execute(
+                    &format!("DELETE FROM {table} WHERE team_id = ?1 AND entity_id = ?2"),
+                    params![team, id],
+                )
+                .db()?;
+        }
+        Ok(())
+    }
+
     async fn entities_matching(
         &self,
         actor: &Actor,
