@@ -3,7 +3,10 @@
 //! of a recall. Orchestration only: verification and path choice are
 //! `mnem_core::graph`'s, persistence and standing the store's.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
 
 use mnem_core::graph::{
     bounded_seeds, char_span, combined_verdict, name_candidates, second_hop_entities, select_paths,
@@ -64,6 +67,43 @@ fn claim_sentence(proposal: &Proposal) -> String {
     }
 }
 
+/// At most this many model verifier calls are in flight for one request.
+const MODEL_CALLS_IN_FLIGHT: usize = 8;
+
+/// The deterministic verifier's finding for a proposal, given the text at each cited
+/// span (in citation order).
+fn check_spans(proposal: &Proposal, texts: &[String]) -> Finding {
+    let subject: Vec<&str> = std::iter::once(proposal.subject.name.as_str())
+        .chain(proposal.subject.aliases.iter().map(|(a, _)| a.as_str()))
+        .collect();
+    let value_text;
+    let object: Vec<&str> = match &proposal.object {
+        ProposedObject::Entity(e) => std::iter::once(e.name.as_str())
+            .chain(e.aliases.iter().map(|(a, _)| a.as_str()))
+            .collect(),
+        ProposedObject::Value { value, surface } => {
+            value_text = value.display();
+            std::iter::once(value_text.as_str())
+                .chain(surface.as_deref())
+                .collect()
+        }
+    };
+    let spans: Vec<CitedText<'_>> = texts
+        .iter()
+        .zip(&proposal.supports)
+        .map(|(text, citation)| CitedText {
+            text_at_span: text,
+            claimed_quote: citation.quote.as_deref(),
+        })
+        .collect();
+    let claim = Claim {
+        subject,
+        predicate_surface: &proposal.predicate_surface,
+        object,
+    };
+    verify(&claim, &spans)
+}
+
 impl<S: GraphStore + SearchIndex> Memory<S> {
     /// `remember` with relationship proposals (SPEC §3): validates the whole request,
     /// replays an idempotency key, verifies every proposal against its cited spans, then
@@ -82,7 +122,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         for (i, new) in valid.evidence.iter_mut().enumerate() {
             crate::hold_if_flagged(new, i);
         }
-        let mut relationships = Vec::with_capacity(valid.relationships.len());
+        let mut checks = Vec::with_capacity(valid.relationships.len());
         for (i, proposal) in valid.relationships.iter().enumerate() {
             let at = format!("relationships[{i}]");
             let mut texts = Vec::with_capacity(proposal.supports.len());
@@ -103,8 +143,9 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                 })?;
                 texts.push(text.to_string());
             }
-            relationships.push(self.verify_proposal(proposal.clone(), &texts).await);
+            checks.push((proposal.clone(), texts));
         }
+        let relationships = self.verify_proposals(checks).await;
         Ok(self
             .store
             .commit_remember(
@@ -117,39 +158,15 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .await?)
     }
 
-    /// The deterministic verifier, then (when configured and the spans check out) the
-    /// model verifier; every finding becomes an event.
-    async fn verify_proposal(&self, proposal: Proposal, texts: &[String]) -> VerifiedProposal {
+    /// Verifies each proposal against the text at its cited spans: the deterministic
+    /// verifier, then (when configured and the spans check out) the model verifier;
+    /// every finding becomes an event. Model calls for different proposals run side by
+    /// side, at most `MODEL_CALLS_IN_FLIGHT` at a time; results keep the proposals' order.
+    async fn verify_proposals(
+        &self,
+        checks: Vec<(Proposal, Vec<String>)>,
+    ) -> Vec<VerifiedProposal> {
         let now = self.store.clock().now();
-        let subject: Vec<&str> = std::iter::once(proposal.subject.name.as_str())
-            .chain(proposal.subject.aliases.iter().map(|(a, _)| a.as_str()))
-            .collect();
-        let value_text;
-        let object: Vec<&str> = match &proposal.object {
-            ProposedObject::Entity(e) => std::iter::once(e.name.as_str())
-                .chain(e.aliases.iter().map(|(a, _)| a.as_str()))
-                .collect(),
-            ProposedObject::Value { value, surface } => {
-                value_text = value.display();
-                std::iter::once(value_text.as_str())
-                    .chain(surface.as_deref())
-                    .collect()
-            }
-        };
-        let spans: Vec<CitedText<'_>> = texts
-            .iter()
-            .zip(&proposal.supports)
-            .map(|(text, citation)| CitedText {
-                text_at_span: text,
-                claimed_quote: citation.quote.as_deref(),
-            })
-            .collect();
-        let claim = Claim {
-            subject,
-            predicate_surface: &proposal.predicate_surface,
-            object,
-        };
-        let deterministic = verify(&claim, &spans);
         let event = |finding: &Finding, verifier: String| VerificationEvent {
             verdict: finding.verdict,
             confidence: finding.confidence,
@@ -157,36 +174,56 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             rationale: finding.rationale.clone(),
             at: now,
         };
-        let mut events = vec![event(&deterministic, DETERMINISTIC_VERIFIER.into())];
-        let mut model_finding = None;
-        if let (Some(model), Verdict::Entailed) = (&self.verifier, deterministic.verdict) {
-            let model = model.clone();
-            let sentence = claim_sentence(&proposal);
-            let quotes = texts.to_vec();
-            let name = model.name();
-            let judged = tokio::task::spawn_blocking(move || model.judge(&sentence, &quotes))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r);
-            // An unavailable verifier leaves the claim unproven, and says so.
-            let finding = judged.unwrap_or_else(|reason| Finding {
-                verdict: Verdict::Insufficient,
-                confidence: 0.0,
-                rationale: format!("verifier unavailable: {reason}"),
+        let in_flight = Arc::new(Semaphore::new(MODEL_CALLS_IN_FLIGHT));
+        let mut checked = Vec::with_capacity(checks.len());
+        for (proposal, texts) in checks {
+            let deterministic = check_spans(&proposal, &texts);
+            let judging = match (&self.verifier, deterministic.verdict) {
+                (Some(model), Verdict::Entailed) => {
+                    // Waits here while the limit is reached; the permit goes with the call.
+                    let permit = Arc::clone(&in_flight)
+                        .acquire_owned()
+                        .await
+                        .expect("the semaphore is never closed");
+                    let (model, name) = (Arc::clone(model), model.name());
+                    let sentence = claim_sentence(&proposal);
+                    let call = tokio::task::spawn_blocking(move || {
+                        let _permit = permit;
+                        model.judge(&sentence, &texts)
+                    });
+                    Some((name, call))
+                }
+                _ => None,
+            };
+            checked.push((proposal, deterministic, judging));
+        }
+        let mut verified = Vec::with_capacity(checked.len());
+        for (proposal, deterministic, judging) in checked {
+            let mut events = vec![event(&deterministic, DETERMINISTIC_VERIFIER.into())];
+            let mut model_finding = None;
+            if let Some((name, call)) = judging {
+                let judged = call.await.map_err(|e| e.to_string()).and_then(|r| r);
+                // An unavailable verifier leaves the claim unproven, and says so.
+                let finding = judged.unwrap_or_else(|reason| Finding {
+                    verdict: Verdict::Insufficient,
+                    confidence: 0.0,
+                    rationale: format!("verifier unavailable: {reason}"),
+                });
+                events.push(event(&finding, name));
+                model_finding = Some(finding);
+            }
+            let verdict = combined_verdict(
+                &deterministic,
+                model_finding.as_ref(),
+                self.verifier_threshold,
+            );
+            verified.push(VerifiedProposal {
+                proposal,
+                events,
+                verdict,
             });
-            events.push(event(&finding, name));
-            model_finding = Some(finding);
         }
-        let verdict = combined_verdict(
-            &deterministic,
-            model_finding.as_ref(),
-            self.verifier_threshold,
-        );
-        VerifiedProposal {
-            proposal,
-            events,
-            verdict,
-        }
+        verified
     }
 
     /// A new version of a relationship, fenced on `expected_version` (SPEC §3). Unset
@@ -254,7 +291,11 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             })?;
             texts.push(text.to_string());
         }
-        let verified = self.verify_proposal(proposal, &texts).await;
+        let verified = self
+            .verify_proposals(vec![(proposal, texts)])
+            .await
+            .pop()
+            .expect("one verdict per proposal");
         Ok(self
             .store
             .commit_correction(

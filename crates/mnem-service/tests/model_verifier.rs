@@ -3,9 +3,10 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{clock, stand_in_endpoint};
+use common::{clock, read_request_body, respond_json, stand_in_endpoint};
 use mnem_core::graph::{
     RelationshipOutcome, RelationshipStatus, RememberRequest, Tier, Verdict,
     DEFAULT_MODEL_CONFIDENCE,
@@ -35,12 +36,8 @@ fn request(text: &str) -> RememberRequest {
     .unwrap()
 }
 
-/// Remembers the claim "Mark works on Atlas" cited on `text`, with the model verifier
-/// at `url` (threshold 0.7); returns the memory, the team's actor and the claim's outcome.
-async fn claim_judged_at(
-    url: String,
-    text: &str,
-) -> (Memory<SqliteStore>, Actor, RelationshipOutcome) {
+/// A fresh store with the model verifier at `url` (threshold 0.7), and a team's actor.
+async fn judged_by(url: String) -> (Memory<SqliteStore>, Actor) {
     let store = SqliteStore::open_in_memory(clock()).unwrap();
     let verifier = ChatVerifier::new(ChatVerifierConfig {
         base_url: url,
@@ -52,6 +49,16 @@ async fn claim_judged_at(
         .unwrap()
         .with_verifier(Arc::new(verifier), DEFAULT_MODEL_CONFIDENCE);
     let actor = memory.store().open_team("t").await.unwrap();
+    (memory, actor)
+}
+
+/// Remembers the claim "Mark works on Atlas" cited on `text`, with the model verifier
+/// at `url` (threshold 0.7); returns the memory, the team's actor and the claim's outcome.
+async fn claim_judged_at(
+    url: String,
+    text: &str,
+) -> (Memory<SqliteStore>, Actor, RelationshipOutcome) {
+    let (memory, actor) = judged_by(url).await;
     let outcome = memory
         .remember_request(&actor, request(text))
         .await
@@ -122,4 +129,75 @@ async fn unreachable_llm_verifier_leaves_a_candidate_and_says_why() {
         "{}",
         last.rationale
     );
+}
+
+/// A stand-in that serves each request on its own thread, holds it for `hold` so that
+/// requests made together overlap, contradicts claims about Orion and entails the rest;
+/// returns its URL and the most requests it ever had in flight at once.
+fn overlapping_stand_in(hold: std::time::Duration) -> (String, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let seen = Arc::clone(&most);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let (in_flight, most) = (Arc::clone(&in_flight), Arc::clone(&most));
+            std::thread::spawn(move || {
+                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                let body = read_request_body(&stream);
+                std::thread::sleep(hold);
+                let response = if body.contains("Orion") {
+                    answer("contradicted", 0.95)
+                } else {
+                    answer("entailed", 0.9)
+                };
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                respond_json(&mut stream, &response);
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn stand_in_llm_judges_several_claims_side_by_side_and_keeps_their_order() {
+    let (url, most_in_flight) = overlapping_stand_in(std::time::Duration::from_millis(200));
+    let (memory, actor) = judged_by(url).await;
+    let projects = [
+        "Atlas", "Vega", "Orion", "Lyra", "Orion", "Draco", "Hydra", "Cetus", "Ara", "Grus",
+    ];
+    let evidence: Vec<_> = projects
+        .iter()
+        .map(|p| json!({"content": format!("Mark works on {p}")}))
+        .collect();
+    let relationships: Vec<_> = projects
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            json!({
+                "subject": {"name": "Mark"}, "predicate": "works_on",
+                "object": {"entity": {"name": p}},
+                "supports": [{"evidence": i, "start": 0, "end": "Mark works on ".len() + p.chars().count()}]
+            })
+        })
+        .collect();
+    let request: RememberRequest =
+        serde_json::from_value(json!({"evidence": evidence, "relationships": relationships}))
+            .unwrap();
+    let outcome = memory.remember_request(&actor, request).await.unwrap();
+    let statuses: Vec<RelationshipStatus> =
+        outcome.relationships.iter().map(|r| r.status).collect();
+    let expected: Vec<RelationshipStatus> = projects
+        .iter()
+        .map(|p| match *p {
+            "Orion" => RelationshipStatus::Rejected,
+            _ => RelationshipStatus::Active,
+        })
+        .collect();
+    assert_eq!(statuses, expected);
+    let most = most_in_flight.load(Ordering::SeqCst);
+    assert!(most > 1, "the model calls ran one at a time");
+    assert!(most <= 8, "{most} model calls in flight, above the bound");
 }

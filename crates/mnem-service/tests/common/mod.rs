@@ -1,7 +1,7 @@
 //! Set-up shared by the service's test binaries.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use mnem_core::{Actor, ManualClock, NewEvidence, Timestamp};
@@ -37,32 +37,41 @@ pub fn stand_in_endpoint(response: String) -> (String, Arc<Mutex<Vec<String>>>) 
     let received = Arc::clone(&bodies);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            received
-                .lock()
-                .unwrap()
-                .push(String::from_utf8(body).unwrap());
-            let mut stream = stream;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                response.len(),
-                response
-            );
+            let Ok(mut stream) = stream else { return };
+            let body = read_request_body(&stream);
+            received.lock().unwrap().push(body);
+            respond_json(&mut stream, &response);
         }
     });
     (url, bodies)
+}
+
+/// The body of one HTTP/1.1 request (read by its `Content-Length`).
+#[allow(dead_code)]
+pub fn read_request_body(stream: &TcpStream) -> String {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    String::from_utf8(body).unwrap()
+}
+
+/// Answers with `200 OK` and a JSON body, then closes.
+#[allow(dead_code)]
+pub fn respond_json(stream: &mut TcpStream, body: &str) {
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+        body.len(),
+        body
+    );
 }
