@@ -10,9 +10,9 @@ use mnem_core::{
 use mnem_store::Result;
 use tokio_postgres::Transaction;
 
-use crate::graph::read::evidence_state_expr;
 use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
 use crate::{param_refs, DbResult, Param};
+use mnem_sql::evidence_state_expr;
 
 /// The evidence columns with `state` as the view sees it.
 pub fn evidence_columns(known_at: Option<Timestamp>) -> String {

@@ -11,8 +11,8 @@ use rusqlite::Connection;
 
 use crate::ann::{AnnIndexes, Plan};
 use crate::fts::match_expression;
-use crate::graph::read::evidence_state_expr;
 use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
+use mnem_sql::evidence_state_expr;
 
 /// The evidence columns with `state` as the view sees it: a `known_at` read reports each
 /// record's state as of then, so the core's eligibility re-check means the same thing.

@@ -22,12 +22,6 @@ use crate::rows::{col, parsed};
 use crate::{search, DbResult, Param};
 use write::PgRows;
 
-/// A conflict is a live claim, on a single-valued predicate or already disputed.
-const CONFLICTING: &str =
-    "AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
-     AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
-          WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued))";
-
 fn boxed(value: impl tokio_postgres::types::ToSql + Sync + Send + 'static) -> Param {
     Box::new(value)
 }
@@ -73,7 +67,7 @@ impl TraceRows for PgRows<'_, '_> {
              JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
              WHERE s.team_id = $1 AND s.relationship_id = $2 \
              ORDER BY s.evidence_id, s.span_start",
-            read::evidence_state_expr(view.known_at)
+            mnem_sql::evidence_state_expr(view.known_at)
         );
         self.tx
             .query(&sql, &[&actor.team.0, &id.0, &actor.profile.0])
@@ -186,8 +180,9 @@ impl TraceRows for PgRows<'_, '_> {
             view,
             &format!(
                 " AND r.subject_entity_id = $2 AND r.predicate = $3 AND r.relationship_id <> $4 \
-                 AND (r.object_key <> $5 OR r.polarity <> $6) {CONFLICTING} \
-                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}"
+                 AND (r.object_key <> $5 OR r.polarity <> $6) {conflicting} \
+                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}",
+                conflicting = mnem_sql::CONFLICTING
             ),
             vec![
                 boxed(relationship.subject.entity_id.0),
@@ -260,7 +255,7 @@ pub async fn adjacency(
             "(SELECT r.relationship_id FROM relationships r \
              WHERE r.team_id = $1 AND r.{column} = q.entity_id{eligible} \
              ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit})",
-            eligible = read::discoverable_condition(view),
+            eligible = mnem_sql::discoverable_condition(view),
         )
     };
     let sql = format!(
@@ -268,7 +263,7 @@ pub async fn adjacency(
          CROSS JOIN LATERAL ({select} AND r.relationship_id IN ({subject} UNION ALL {object}) \
          ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit}) x \
          ORDER BY q.ord, x.recorded_at DESC, x.relationship_id",
-        select = read::select_relationships(view),
+        select = mnem_sql::select_relationships(view, "$1"),
         subject = side("subject_entity_id"),
         object = side("object_entity_id"),
     );
@@ -282,7 +277,7 @@ pub async fn adjacency(
     let rows = tx.query(&sql, &[&actor.team.0, &ids]).await.db()?;
     let mut found: Vec<(EntityId, Relationship)> = Vec::with_capacity(rows.len());
     for row in &rows {
-        let entity = EntityId(col(row, read::RELATIONSHIP_COLUMNS)?);
+        let entity = EntityId(col(row, mnem_sql::RELATIONSHIP_COLUMNS)?);
         found.push((entity, read::relationship_from_row(row)?));
     }
     let mut distinct: Vec<Relationship> = found.iter().map(|(_, r)| r.clone()).collect();
@@ -330,7 +325,7 @@ pub async fn edges_supported_by(
         " AND r.relationship_id IN (SELECT s.relationship_id FROM relationship_supports s \
            WHERE s.team_id = $1 AND s.evidence_id = ANY ($2)) \
          {} ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit}",
-        read::discoverable_condition(view),
+        mnem_sql::discoverable_condition(view),
     );
     let found = read::relationships_where(tx, actor, view, &condition, vec![boxed(ids)]).await?;
     read::edges(tx, actor, view, found).await
@@ -407,7 +402,7 @@ pub async fn graph_vector_seeds(
     } else {
         let condition = format!(
             " AND r.relationship_id = ANY ($2){}",
-            read::discoverable_condition(view)
+            mnem_sql::discoverable_condition(view)
         );
         read::relationships_where(tx, actor, view, &condition, vec![boxed(relationship_ids)])
             .await?

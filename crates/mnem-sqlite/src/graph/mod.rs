@@ -18,12 +18,6 @@ use crate::search;
 use crate::DbResult;
 use write::SqliteRows;
 
-/// A conflict is a live claim, on a single-valued predicate or already disputed.
-const CONFLICTING: &str =
-    "AND r.status IN ('active', 'disputed', 'pending_evidence', 'needs_review') \
-     AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
-          WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued))";
-
 fn blob(bytes: &[u8; 16]) -> Value {
     Value::Blob(bytes.to_vec())
 }
@@ -69,7 +63,7 @@ impl TraceRows for SqliteRows<'_> {
              JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
              WHERE s.team_id = ?1 AND s.relationship_id = ?2 \
              ORDER BY s.evidence_id, s.span_start",
-            read::evidence_state_expr(view.known_at)
+            mnem_sql::evidence_state_expr(view.known_at)
         );
         let mut stmt = self.conn.prepare_cached(&sql).db()?;
         let rows = stmt
@@ -221,8 +215,9 @@ impl TraceRows for SqliteRows<'_> {
             view,
             &format!(
                 " AND r.subject_entity_id = ? AND r.predicate = ? AND r.relationship_id <> ? \
-                 AND (r.object_key <> ? OR r.polarity <> ?) {CONFLICTING} \
-                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}"
+                 AND (r.object_key <> ? OR r.polarity <> ?) {conflicting} \
+                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}",
+                conflicting = mnem_sql::CONFLICTING
             ),
             vec![
                 blob(relationship.subject.entity_id.as_bytes()),
@@ -299,7 +294,7 @@ pub fn adjacency(
             "SELECT relationship_id FROM (SELECT r.relationship_id FROM relationships r \
              WHERE r.team_id = ?1 AND r.{column} = ?2{eligible} \
              ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit})",
-            eligible = read::discoverable_condition(view),
+            eligible = mnem_sql::discoverable_condition(view),
             limit = fanout + 1
         )
     };
@@ -348,7 +343,7 @@ pub fn edges_supported_by(
         " AND r.relationship_id IN (SELECT s.relationship_id FROM relationship_supports s \
            WHERE s.team_id = ?1 AND s.evidence_id IN ({marks})) \
          {} ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit}",
-        read::discoverable_condition(view),
+        mnem_sql::discoverable_condition(view),
     );
     let found = read::relationships_where(
         conn,
@@ -427,8 +422,8 @@ pub fn graph_vector_seeds(
         .db()?;
     let eligible_endpoints = format!(
         "{} AND r.relationship_id = ?{}",
-        read::select_relationships(view),
-        read::discoverable_condition(view)
+        mnem_sql::select_relationships(view, "?1"),
+        mnem_sql::discoverable_condition(view)
     );
     let mut endpoints = conn.prepare_cached(&eligible_endpoints).db()?;
     let mut entities: Vec<(EntityId, f64)> = Vec::new();

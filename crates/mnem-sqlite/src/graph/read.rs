@@ -6,6 +6,7 @@ use mnem_core::graph::{
     EntitySummary, GraphEdge, ObjectSummary, Polarity, Relationship, TypedValue,
 };
 use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
+use mnem_sql::{evidence_state_expr, select_relationships};
 use mnem_store::GraphView;
 use std::collections::HashMap;
 
@@ -13,81 +14,6 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row};
 
 use crate::rows::{parsed, UuidBytes};
-
-/// The standing of `r` as the view sees it: the current columns, or the last transition
-/// at or before `known_at`.
-fn standing_columns(view: &GraphView) -> String {
-    match view.known_at {
-        None => "r.tier, r.status, r.version".into(),
-        Some(k) => {
-            let k = k.as_micros();
-            let last = |column: &str| {
-                format!(
-                    "(SELECT t.{column} FROM relationship_transitions t \
-                     WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
-                     AND t.at <= {k} ORDER BY t.seq DESC LIMIT 1)"
-                )
-            };
-            format!(
-                "{}, {}, (SELECT COUNT(*) FROM relationship_transitions t \
-                 WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
-                 AND t.at <= {k})",
-                last("to_tier"),
-                last("to_status")
-            )
-        }
-    }
-}
-
-/// `SELECT … FROM relationships r …` with the standing as of the view; callers append
-/// ` AND …` conditions. Parameter 1 is the team.
-pub fn select_relationships(view: &GraphView) -> String {
-    format!(
-        "SELECT r.relationship_id, r.owner_profile_id, r.subject_entity_id, s.name, \
-         r.predicate, r.predicate_surface, r.object_entity_id, o.name, r.object_value, \
-         r.polarity, r.valid_from, r.valid_to, r.recorded_at, r.recorded_to, \
-         r.semantic_group_key, r.supersedes, {standing} \
-         FROM relationships r \
-         JOIN entities s ON s.team_id = r.team_id AND s.entity_id = r.subject_entity_id \
-         LEFT JOIN entities o ON o.team_id = r.team_id AND o.entity_id = r.object_entity_id \
-         WHERE r.team_id = ?1{known}",
-        standing = standing_columns(view),
-        known = view
-            .known_at
-            .map(|k| format!(" AND r.recorded_at <= {}", k.as_micros()))
-            .unwrap_or_default(),
-    )
-}
-
-/// The conditions that make a relationship discoverable under the view (seed 000):
-/// active, verified, valid at `valid_at`.
-pub fn discoverable_condition(view: &GraphView) -> String {
-    let mut sql = format!(
-        " AND ({standing}) = 'active' AND ({tier}) IN ('validated_claim', 'fact')",
-        standing = standing_expr(view, "to_status", "r.status"),
-        tier = standing_expr(view, "to_tier", "r.tier"),
-    );
-    if let Some(v) = view.valid_at {
-        let v = v.as_micros();
-        sql.push_str(&format!(
-            " AND (r.valid_from IS NULL OR r.valid_from <= {v}) \
-             AND (r.valid_to IS NULL OR r.valid_to > {v})"
-        ));
-    }
-    sql
-}
-
-fn standing_expr(view: &GraphView, log_column: &str, current: &str) -> String {
-    match view.known_at {
-        None => current.to_string(),
-        Some(k) => format!(
-            "SELECT t.{log_column} FROM relationship_transitions t \
-             WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
-             AND t.at <= {} ORDER BY t.seq DESC LIMIT 1",
-            k.as_micros()
-        ),
-    }
-}
 
 fn conversion(
     index: usize,
@@ -146,27 +72,12 @@ pub fn relationships_where(
     condition: &str,
     params: Vec<Value>,
 ) -> rusqlite::Result<Vec<Relationship>> {
-    let sql = format!("{}{condition}", select_relationships(view));
+    let sql = format!("{}{condition}", select_relationships(view, "?1"));
     let mut all = vec![Value::Blob(actor.team.as_bytes().to_vec())];
     all.extend(params);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(all), relationship_from_row)?;
     rows.collect()
-}
-
-/// The evidence state as the view sees it: now, or the last lifecycle event at or
-/// before `known_at` (erasure always wins: forgotten is forgotten in every view).
-pub fn evidence_state_expr(known_at: Option<Timestamp>) -> String {
-    match known_at {
-        None => "e.state".into(),
-        Some(k) => format!(
-            "CASE WHEN e.state = 'erased' OR e.recorded_at > {k} THEN 'erased' ELSE \
-             (SELECT ev.state FROM evidence_events ev WHERE ev.team_id = e.team_id \
-              AND ev.evidence_id = e.evidence_id AND ev.at <= {k} \
-              ORDER BY ev.seq DESC LIMIT 1) END",
-            k = k.as_micros()
-        ),
-    }
 }
 
 /// Attaches each relationship's effective supporting evidence ids (current under the

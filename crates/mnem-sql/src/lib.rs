@@ -1,0 +1,110 @@
+//! SQL text the relational backends (SQLite, PostgreSQL) share, so a relationship's
+//! standing, its discoverability and an evidence item's state under a time view are
+//! written once. Only the parameter placeholder style differs between the two; the
+//! callers pass theirs in.
+//!
+//! Stamps inlined into this SQL are integers formatted here, never input text.
+//!
+//! Architecture invariant: text only — no connection, no driver types.
+
+use mnem_core::Timestamp;
+use mnem_store::GraphView;
+
+/// The standing of `r` as the view sees it: the current columns, or the last transition
+/// at or before `known_at`.
+fn standing_columns(view: &GraphView) -> String {
+    match view.known_at {
+        None => "r.tier, r.status, r.version".into(),
+        Some(k) => {
+            let k = k.as_micros();
+            format!(
+                "({}), ({}), (SELECT COUNT(*) FROM relationship_transitions t \
+                 WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+                 AND t.at <= {k})",
+                last_transition(k, "to_tier"),
+                last_transition(k, "to_status")
+            )
+        }
+    }
+}
+
+/// `column` of `r`'s last transition at or before `k`.
+fn last_transition(k: i64, column: &str) -> String {
+    format!(
+        "SELECT t.{column} FROM relationship_transitions t \
+         WHERE t.team_id = r.team_id AND t.relationship_id = r.relationship_id \
+         AND t.at <= {k} ORDER BY t.seq DESC LIMIT 1"
+    )
+}
+
+/// `r`'s tier or status (`log_column` `to_tier` / `to_status`) under the view.
+fn standing_expr(view: &GraphView, log_column: &str, current: &str) -> String {
+    match view.known_at {
+        None => current.to_string(),
+        Some(k) => last_transition(k.as_micros(), log_column),
+    }
+}
+
+/// How many columns `select_relationships` returns, in this order: id, owner, subject
+/// id and name, predicate and surface, object id, name and value, polarity, valid from
+/// and to, recorded at and to, semantic group key, supersedes, tier, status, version.
+pub const RELATIONSHIP_COLUMNS: usize = 19;
+
+/// `SELECT … FROM relationships r …` with the standing as of the view, filtered to the
+/// team given by the placeholder `team` (`?1`, `$1`); callers append ` AND …`
+/// conditions.
+pub fn select_relationships(view: &GraphView, team: &str) -> String {
+    format!(
+        "SELECT r.relationship_id, r.owner_profile_id, r.subject_entity_id, s.name, \
+         r.predicate, r.predicate_surface, r.object_entity_id, o.name, r.object_value, \
+         r.polarity, r.valid_from, r.valid_to, r.recorded_at, r.recorded_to, \
+         r.semantic_group_key, r.supersedes, {standing} \
+         FROM relationships r \
+         JOIN entities s ON s.team_id = r.team_id AND s.entity_id = r.subject_entity_id \
+         LEFT JOIN entities o ON o.team_id = r.team_id AND o.entity_id = r.object_entity_id \
+         WHERE r.team_id = {team}{known}",
+        standing = standing_columns(view),
+        known = view
+            .known_at
+            .map(|k| format!(" AND r.recorded_at <= {}", k.as_micros()))
+            .unwrap_or_default(),
+    )
+}
+
+/// The conditions that make `r` discoverable under the view (seed 000): active,
+/// verified, valid at `valid_at`.
+pub fn discoverable_condition(view: &GraphView) -> String {
+    let mut sql = format!(
+        " AND ({standing}) = 'active' AND ({tier}) IN ('validated_claim', 'fact')",
+        standing = standing_expr(view, "to_status", "r.status"),
+        tier = standing_expr(view, "to_tier", "r.tier"),
+    );
+    if let Some(v) = view.valid_at {
+        let v = v.as_micros();
+        sql.push_str(&format!(
+            " AND (r.valid_from IS NULL OR r.valid_from <= {v}) \
+             AND (r.valid_to IS NULL OR r.valid_to > {v})"
+        ));
+    }
+    sql
+}
+
+/// A conflict is a live claim, on a single-valued predicate or already disputed.
+pub const CONFLICTING: &str = "AND r.status IN ('active', 'disputed', 'pending_evidence', \
+     'needs_review') AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
+     WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued))";
+
+/// The state of evidence `e` as the view sees it: now, or the last lifecycle event at
+/// or before `known_at` (erasure always wins: forgotten is forgotten in every view).
+pub fn evidence_state_expr(known_at: Option<Timestamp>) -> String {
+    match known_at {
+        None => "e.state".into(),
+        Some(k) => format!(
+            "CASE WHEN e.state = 'erased' OR e.recorded_at > {k} THEN 'erased' ELSE \
+             (SELECT ev.state FROM evidence_events ev WHERE ev.team_id = e.team_id \
+              AND ev.evidence_id = e.evidence_id AND ev.at <= {k} \
+              ORDER BY ev.seq DESC LIMIT 1) END",
+            k = k.as_micros()
+        ),
+    }
+}
