@@ -1,14 +1,15 @@
 //! `trace_memory`, written once for every backend: a backend implements [`TraceRows`]
 //! (bounded reads of authoritative rows and logs under a time view) and [`trace`]
-//! applies the rules — quotes within a byte budget and never of another profile's
-//! private text, a claim derived only from such text hidden like its source, event and
-//! version-chain bounds reported as `truncated`.
+//! assembles them, with the core's rules (`mnem_core::graph::traced_supports`: quotes
+//! within a byte budget and never of another profile's private text, a claim derived
+//! only from such text hidden like its source) and the event and version-chain bounds,
+//! each cut reported as `truncated`.
 
 use mnem_core::graph::{
-    Relationship, RelationshipRef, Trace, TracedSupport, Transition, VerificationEvent,
-    TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
+    recent_oldest_first, traced_supports, CitedSpan, Relationship, RelationshipRef, Trace,
+    Transition, VerificationEvent, TRACE_MAX_EVENTS,
 };
-use mnem_core::{Actor, EvidenceId, LifecycleState, RelationshipId, Timestamp};
+use mnem_core::{Actor, RelationshipId, Timestamp};
 
 use crate::{GraphView, Result, StoreError};
 
@@ -70,20 +71,6 @@ pub trait TraceRows {
     ) -> Result<Vec<Relationship>>;
 }
 
-/// A cited span as stored, with what the actor may see of its evidence.
-pub struct CitedSpan {
-    pub evidence_id: EvidenceId,
-    pub start: usize,
-    pub end: usize,
-    /// `None` once the evidence was erased.
-    pub quote: Option<String>,
-    /// Team evidence, or the actor's own private evidence.
-    pub visible: bool,
-    /// The evidence's state under the view (erased before it was recorded).
-    pub state: LifecycleState,
-    pub source_group: String,
-}
-
 /// The relationship, its supports with quotes, verification events, transitions,
 /// conflicts and correction lineage; bounded in events, versions and quote bytes.
 pub async fn trace<R: TraceRows>(
@@ -96,47 +83,20 @@ pub async fn trace<R: TraceRows>(
     let mut truncated = false;
 
     let spans = rows.cited_spans(actor, id, view).await?;
-    // Derived only from another profile's private evidence: private like its source.
-    if !spans.iter().any(|s| s.visible) && relationship.owner_profile_id != actor.profile {
-        return Err(StoreError::RelationshipNotFound { id });
-    }
-    let mut quoted_bytes = 0;
-    let mut supports = Vec::with_capacity(spans.len());
-    for span in spans {
-        // Another profile's private text is never quoted, only pointed at.
-        let mut quote = span.quote.filter(|_| span.visible);
-        if let Some(q) = &quote {
-            if quoted_bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
-                quote = None;
-                truncated = true;
-            } else {
-                quoted_bytes += q.len();
-            }
-        }
-        supports.push(TracedSupport {
-            evidence_id: span.evidence_id,
-            start: span.start,
-            end: span.end,
-            quote,
-            evidence_state: span.state,
-            source_group: if span.visible {
-                span.source_group
-            } else {
-                String::new()
-            },
-            effective: span.state == LifecycleState::Current,
-        });
-    }
+    let owned = relationship.owner_profile_id == actor.profile;
+    let (supports, withheld) =
+        traced_supports(spans, owned).ok_or(StoreError::RelationshipNotFound { id })?;
+    truncated |= withheld;
 
     // One more than the bound is read, so a cut is known and reported.
     let mut verification_events = rows
         .verification_events(actor, id, view.known_at, TRACE_MAX_EVENTS + 1)
         .await?;
-    truncated |= oldest_first_within_bound(&mut verification_events);
+    truncated |= recent_oldest_first(&mut verification_events);
     let mut transitions = rows
         .transitions(actor, id, view.known_at, TRACE_MAX_EVENTS + 1)
         .await?;
-    truncated |= oldest_first_within_bound(&mut transitions);
+    truncated |= recent_oldest_first(&mut transitions);
 
     let conflicts = rows
         .conflicts(actor, &relationship, view, MAX_CONFLICTS)
@@ -184,13 +144,4 @@ pub async fn trace<R: TraceRows>(
         superseded_by,
         truncated,
     })
-}
-
-/// Keeps the newest `TRACE_MAX_EVENTS` of a newest-first log read, oldest first;
-/// whether anything was cut.
-fn oldest_first_within_bound<T>(log: &mut Vec<T>) -> bool {
-    let cut = log.len() > TRACE_MAX_EVENTS;
-    log.truncate(TRACE_MAX_EVENTS);
-    log.reverse();
-    cut
 }

@@ -30,8 +30,9 @@ pub use request::{
     ValidRemember,
 };
 pub use trace::{
-    EvidenceOutcome, RelationshipOutcome, RelationshipRef, RememberOutcome, Trace, TracedSupport,
-    TRACE_MAX_EVENTS, TRACE_MAX_QUOTE_BYTES,
+    recent_oldest_first, traced_supports, CitedSpan, EvidenceOutcome, RelationshipOutcome,
+    RelationshipRef, RememberOutcome, Trace, TracedSupport, TRACE_MAX_EVENTS,
+    TRACE_MAX_QUOTE_BYTES,
 };
 pub use verify::{
     char_span, combined_verdict, verify, CitedText, Claim, Finding, DEFAULT_MODEL_CONFIDENCE,

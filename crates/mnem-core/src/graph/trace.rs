@@ -98,3 +98,130 @@ pub struct Trace {
     /// True when a bound cut events or quotes.
     pub truncated: bool,
 }
+
+/// A cited span as a backend read it, with what the actor may see of its evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitedSpan {
+    pub evidence_id: EvidenceId,
+    pub start: usize,
+    pub end: usize,
+    /// `None` once the evidence was erased.
+    pub quote: Option<String>,
+    /// Team evidence, or the actor's own private evidence.
+    pub visible: bool,
+    /// The evidence's state under the trace's time view.
+    pub state: LifecycleState,
+    pub source_group: String,
+}
+
+/// The supports a trace shows, and whether the quote budget withheld any quote.
+/// Another profile's private text is never quoted (nor its source group shown), and
+/// quotes stop at `TRACE_MAX_QUOTE_BYTES`. `None` when the actor may see none of the
+/// cited evidence and does not own the claim: a claim derived only from another
+/// profile's private text is private like its source.
+pub fn traced_supports(
+    spans: Vec<CitedSpan>,
+    owned_by_actor: bool,
+) -> Option<(Vec<TracedSupport>, bool)> {
+    if !owned_by_actor && !spans.iter().any(|s| s.visible) {
+        return None;
+    }
+    let (mut quoted_bytes, mut withheld) = (0, false);
+    let supports = spans
+        .into_iter()
+        .map(|span| {
+            let mut quote = span.quote.filter(|_| span.visible);
+            if let Some(q) = &quote {
+                if quoted_bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
+                    quote = None;
+                    withheld = true;
+                } else {
+                    quoted_bytes += q.len();
+                }
+            }
+            TracedSupport {
+                evidence_id: span.evidence_id,
+                start: span.start,
+                end: span.end,
+                quote,
+                evidence_state: span.state,
+                source_group: if span.visible {
+                    span.source_group
+                } else {
+                    String::new()
+                },
+                effective: span.state == LifecycleState::Current,
+            }
+        })
+        .collect();
+    Some((supports, withheld))
+}
+
+/// Keeps the newest `TRACE_MAX_EVENTS` of a log read newest first (one more than the
+/// bound, so a cut is known), oldest first; whether anything was cut.
+pub fn recent_oldest_first<T>(log: &mut Vec<T>) -> bool {
+    let cut = log.len() > TRACE_MAX_EVENTS;
+    log.truncate(TRACE_MAX_EVENTS);
+    log.reverse();
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(n: u128, quote: &str, visible: bool) -> CitedSpan {
+        CitedSpan {
+            evidence_id: EvidenceId(uuid::Uuid::from_u128(n)),
+            start: 0,
+            end: quote.chars().count(),
+            quote: Some(quote.to_string()),
+            visible,
+            state: LifecycleState::Current,
+            source_group: format!("group-{n}"),
+        }
+    }
+
+    #[test]
+    fn quotes_stop_at_the_byte_budget_and_say_so() {
+        let long = "x".repeat(TRACE_MAX_QUOTE_BYTES / 2);
+        let spans = vec![
+            span(1, &long, true),
+            span(2, &long, true),
+            span(3, "y", true),
+        ];
+        let (supports, withheld) = traced_supports(spans, true).unwrap();
+        let quoted: Vec<bool> = supports.iter().map(|s| s.quote.is_some()).collect();
+        assert_eq!(quoted, [true, true, false]);
+        assert!(withheld);
+    }
+
+    #[test]
+    fn another_profiles_private_text_is_pointed_at_never_quoted() {
+        let spans = vec![span(1, "mine", true), span(2, "theirs", false)];
+        let (supports, withheld) = traced_supports(spans, false).unwrap();
+        assert_eq!(supports[1].quote, None);
+        assert_eq!(supports[1].source_group, "");
+        assert_eq!(supports[0].quote.as_deref(), Some("mine"));
+        assert!(!withheld);
+    }
+
+    #[test]
+    fn a_claim_only_from_private_text_is_hidden_from_others_not_its_owner() {
+        let spans = || vec![span(1, "theirs", false)];
+        assert!(traced_supports(spans(), false).is_none());
+        assert!(traced_supports(spans(), true).is_some());
+    }
+
+    #[test]
+    fn logs_keep_the_newest_events_oldest_first() {
+        let mut log: Vec<usize> = (0..=TRACE_MAX_EVENTS).rev().collect();
+        assert!(recent_oldest_first(&mut log));
+        assert_eq!(log.len(), TRACE_MAX_EVENTS);
+        assert_eq!(log.first(), Some(&1));
+        assert_eq!(log.last(), Some(&TRACE_MAX_EVENTS));
+        let mut short = vec![2, 1];
+        assert!(!recent_oldest_first(&mut short));
+        assert_eq!(short, [1, 2]);
+    }
+}

@@ -8,11 +8,13 @@ pub mod write;
 
 use std::collections::HashMap;
 
-use mnem_core::graph::{Adjacency, GraphEdge, Relationship, Transition, VerificationEvent};
+use mnem_core::graph::{
+    Adjacency, CitedSpan, GraphEdge, Relationship, Transition, VerificationEvent,
+};
 use mnem_core::{
     Actor, EmbeddingContract, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp,
 };
-use mnem_store::graph_read::{CitedSpan, TraceRows};
+use mnem_store::graph_read::TraceRows;
 use mnem_store::{GraphView, Result, StoreError};
 use tokio_postgres::Transaction;
 use uuid::Uuid;

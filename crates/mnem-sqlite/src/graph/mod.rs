@@ -5,9 +5,11 @@
 pub mod read;
 pub mod write;
 
-use mnem_core::graph::{Adjacency, GraphEdge, Relationship, Transition, VerificationEvent};
+use mnem_core::graph::{
+    Adjacency, CitedSpan, GraphEdge, Relationship, Transition, VerificationEvent,
+};
 use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
-use mnem_store::graph_read::{CitedSpan, TraceRows};
+use mnem_store::graph_read::TraceRows;
 use mnem_store::{GraphView, Result, StoreError};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension};
