@@ -308,17 +308,18 @@ impl Backend<'_> {
             .await?
             .with_profile(profile.profile);
         for path_limit in [0, mnem_core::graph::DEFAULT_PATH_LIMIT] {
-            let mut row = time_recalls(
-                profile.label,
-                path_limit,
-                &memory,
-                self.actor,
-                &self.work.queries,
-                self.options,
-            )
-            .await?;
-            row.backend = self.name;
-            rows.push(row);
+            let label = (self.name, profile.label);
+            rows.push(
+                time_recalls(
+                    label,
+                    path_limit,
+                    &memory,
+                    self.actor,
+                    &self.work.queries,
+                    self.options,
+                )
+                .await?,
+            );
         }
         Ok(())
     }
@@ -326,7 +327,7 @@ impl Backend<'_> {
 
 /// Times every query (after ten warm-up recalls, which also build HNSW graphs).
 async fn time_recalls<S: GraphStore + SearchIndex>(
-    label: &str,
+    (backend, label): (&'static str, &str),
     path_limit: usize,
     memory: &Memory<S>,
     actor: &Actor,
@@ -340,7 +341,7 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
     for query in queries.iter().take(10) {
         memory.recall(actor, ask(query)).await?;
     }
-    let what = format!("{label}, paths {path_limit}");
+    let what = format!("{backend} {label}, paths {path_limit}");
     let progress = bar(options.progress, queries.len(), &what);
     let (mut latency, mut discovery, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
     let (mut results, mut paths) = (0, 0);
@@ -357,7 +358,7 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
     progress.finish_and_clear();
     let n = queries.len().max(1) as f64;
     Ok(DiscoveryLatency {
-        backend: "",
+        backend,
         profile: label.to_string(),
         path_limit,
         latency_ms: Spread::of(&latency),
