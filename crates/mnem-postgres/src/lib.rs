@@ -12,6 +12,7 @@ mod candidates;
 mod credentials;
 mod graph;
 mod migrations;
+mod prepared;
 mod rows;
 mod search;
 pub mod testing;
@@ -609,13 +610,14 @@ pub(crate) async fn ensure_profile(
 /// Inserts a new record with its first lifecycle event and queues it for embedding;
 /// `reason` explains a state other than `current`.
 pub(crate) async fn insert_evidence(
-    tx: &Transaction<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
     e: &Evidence,
     reason: Option<&str>,
 ) -> Result<()> {
     let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
     let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
-    tx.execute(
+    prepared::execute(
+        tx,
         "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
          source_type, source, authority, source_group, source_key, source_revision, labels, \
          refs, scope, scope_depth, space, observed_at, recorded_at, expires_at, content_hash, \
@@ -645,19 +647,18 @@ pub(crate) async fn insert_evidence(
             &e.state.as_str(),
         ],
     )
-    .await
-    .db()?;
+    .await?;
     if e.state == LifecycleState::Current {
         search::enqueue(tx, e.team, search::EVIDENCE_DOCUMENT, e.id.0, e.recorded_at).await?;
     }
     for r in &e.refs {
-        tx.execute(
+        prepared::execute(
+            tx,
             "INSERT INTO evidence_refs (team_id, ref_kind, ref_id, evidence_id) \
              VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
             &[&e.team.0, &r.kind, &r.id, &e.id.0],
         )
-        .await
-        .db()?;
+        .await?;
     }
     let actor = Actor {
         team: e.team,
@@ -667,14 +668,15 @@ pub(crate) async fn insert_evidence(
 }
 
 pub(crate) async fn append_event(
-    tx: &Transaction<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
     actor: &Actor,
     id: EvidenceId,
     state: LifecycleState,
     at: Timestamp,
     reason: Option<&str>,
 ) -> Result<()> {
-    tx.execute(
+    prepared::execute(
+        tx,
         "INSERT INTO evidence_events (team_id, evidence_id, seq, state, actor_profile_id, at, \
          reason) VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM evidence_events \
          WHERE team_id = $1 AND evidence_id = $2), $3, $4, $5, $6)",
@@ -687,28 +689,26 @@ pub(crate) async fn append_event(
             &reason,
         ],
     )
-    .await
-    .db()?;
+    .await?;
     Ok(())
 }
 
 /// One record the actor may see, in any lifecycle state; otherwise `NotFound`.
 pub(crate) async fn visible_evidence(
-    tx: &Transaction<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
     actor: &Actor,
     id: EvidenceId,
 ) -> Result<Evidence> {
-    let row = tx
-        .query_opt(
-            &format!(
-                "SELECT {EVIDENCE_COLUMNS} FROM evidence e \
+    let row = prepared::query_opt(
+        tx,
+        &format!(
+            "SELECT {EVIDENCE_COLUMNS} FROM evidence e \
                  WHERE e.team_id = $1 AND e.evidence_id = $2 \
                  AND (e.space = 'team' OR e.owner_profile_id = $3)"
-            ),
-            &[&actor.team.0, &id.0, &actor.profile.0],
-        )
-        .await
-        .db()?;
+        ),
+        &[&actor.team.0, &id.0, &actor.profile.0],
+    )
+    .await?;
     match row {
         Some(row) => evidence_from_row(&row),
         None => Err(StoreError::NotFound { id }),

@@ -13,6 +13,7 @@ use mnem_store::{DocumentTarget, PendingDocument, Result, SearchFreshness, Store
 use tokio_postgres::{GenericClient, Transaction};
 use uuid::Uuid;
 
+use crate::prepared;
 use crate::rows::col;
 use crate::{set_team, DbResult};
 
@@ -91,13 +92,14 @@ pub async fn reindex(
 
 /// Queues (or re-queues) a document for embedding, in the writer's transaction.
 pub async fn enqueue(
-    tx: &Transaction<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
     team: TeamId,
     kind: &str,
     id: Uuid,
     now: Timestamp,
 ) -> Result<()> {
-    tx.execute(
+    prepared::execute(
+        tx,
         "INSERT INTO search_jobs (team_id, target_kind, target_id, state, enqueued_at, \
          updated_at) VALUES ($1, $2, $3, 'pending', $4, $4) \
          ON CONFLICT (team_id, target_kind, target_id) DO UPDATE SET state = 'pending', \
@@ -105,41 +107,44 @@ pub async fn enqueue(
          updated_at = excluded.updated_at, claimed_until = NULL",
         &[&team.0, &kind, &id, &now.as_micros()],
     )
-    .await
-    .db()?;
+    .await?;
     Ok(())
 }
 
 /// Drops a document's job (its evidence left `current`, or its target was erased).
-pub async fn dequeue(tx: &Transaction<'_>, team: TeamId, kind: &str, id: Uuid) -> Result<()> {
-    tx.execute(
+pub async fn dequeue(
+    tx: &deadpool_postgres::Transaction<'_>,
+    team: TeamId,
+    kind: &str,
+    id: Uuid,
+) -> Result<()> {
+    prepared::execute(
+        tx,
         "DELETE FROM search_jobs WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
         &[&team.0, &kind, &id],
     )
-    .await
-    .db()?;
+    .await?;
     Ok(())
 }
 
 /// Queues (or re-queues, when its text changed) a discovery document.
 pub async fn enqueue_graph_document(
-    tx: &Transaction<'_>,
+    tx: &deadpool_postgres::Transaction<'_>,
     team: TeamId,
     kind: &str,
     id: Uuid,
     text: &str,
     now: Timestamp,
 ) -> Result<()> {
-    let changed = tx
-        .query_opt(
-            "INSERT INTO graph_documents (team_id, target_kind, target_id, text) \
+    let changed = prepared::query_opt(
+        tx,
+        "INSERT INTO graph_documents (team_id, target_kind, target_id, text) \
              VALUES ($1, $2, $3, $4) \
              ON CONFLICT (team_id, target_kind, target_id) DO UPDATE SET text = excluded.text \
              WHERE graph_documents.text <> excluded.text RETURNING 1",
-            &[&team.0, &kind, &id, &text],
-        )
-        .await
-        .db()?;
+        &[&team.0, &kind, &id, &text],
+    )
+    .await?;
     if changed.is_some() {
         enqueue(tx, team, kind, id, now).await?;
     }
