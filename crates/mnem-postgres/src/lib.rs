@@ -703,8 +703,8 @@ pub(crate) async fn visible_evidence(
         tx,
         &format!(
             "SELECT {EVIDENCE_COLUMNS} FROM evidence e \
-                 WHERE e.team_id = $1 AND e.evidence_id = $2 \
-                 AND (e.space = 'team' OR e.owner_profile_id = $3)"
+             WHERE e.team_id = $1 AND e.evidence_id = $2 \
+             AND (e.space = 'team' OR e.owner_profile_id = $3)"
         ),
         &[&actor.team.0, &id.0, &actor.profile.0],
     )

@@ -139,9 +139,9 @@ pub async fn enqueue_graph_document(
     let changed = prepared::query_opt(
         tx,
         "INSERT INTO graph_documents (team_id, target_kind, target_id, text) \
-             VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (team_id, target_kind, target_id) DO UPDATE SET text = excluded.text \
-             WHERE graph_documents.text <> excluded.text RETURNING 1",
+         VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (team_id, target_kind, target_id) DO UPDATE SET text = excluded.text \
+         WHERE graph_documents.text <> excluded.text RETURNING 1",
         &[&team.0, &kind, &id, &text],
     )
     .await?;

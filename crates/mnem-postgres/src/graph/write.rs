@@ -52,7 +52,7 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "INSERT INTO idempotency (team_id, key, request_hash, outcome, created_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
+             VALUES ($1, $2, $3, $4, $5)",
             &[
                 &actor.team.0,
                 &key,
@@ -86,7 +86,7 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "INSERT INTO predicates (team_id, predicate, single_valued, declared_at) \
-                 VALUES ($1, $2, $3, $4)",
+             VALUES ($1, $2, $3, $4)",
             &[&actor.team.0, &predicate, &single_valued, &at.as_micros()],
         )
         .await?;
@@ -110,8 +110,8 @@ impl GraphRows for PgRows<'_, '_> {
         let row = prepared::query_one(
             self.tx,
             "SELECT EXISTS (SELECT 1 FROM evidence WHERE team_id = $1 AND source_key = $2 \
-                 AND source_revision > $3 AND state <> 'erased' \
-                 AND (space = 'team' OR owner_profile_id = $4))",
+             AND source_revision > $3 AND state <> 'erased' \
+             AND (space = 'team' OR owner_profile_id = $4))",
             &[&actor.team.0, &source_key, &revision, &actor.profile.0],
         )
         .await?;
@@ -127,8 +127,8 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::query(
             self.tx,
             "SELECT evidence_id FROM evidence WHERE team_id = $1 AND source_key = $2 \
-                 AND source_revision < $3 AND state = 'current' \
-                 AND (space = 'team' OR owner_profile_id = $4)",
+             AND source_revision < $3 AND state = 'current' \
+             AND (space = 'team' OR owner_profile_id = $4)",
             &[&actor.team.0, &source_key, &revision, &actor.profile.0],
         )
         .await?
@@ -167,8 +167,8 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "UPDATE evidence SET content = '', state = 'erased', content_hash = '', \
-                 source = '', source_group = '', source_key = NULL, source_revision = NULL, \
-                 labels = '[]', refs = '[]' WHERE team_id = $1 AND evidence_id = $2",
+             source = '', source_group = '', source_key = NULL, source_revision = NULL, \
+             labels = '[]', refs = '[]' WHERE team_id = $1 AND evidence_id = $2",
             &[team, id],
         )
         .await?;
@@ -203,7 +203,7 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::query(
             self.tx,
             "SELECT DISTINCT relationship_id FROM relationship_supports \
-                 WHERE team_id = $1 AND evidence_id = ANY ($2) ORDER BY relationship_id",
+             WHERE team_id = $1 AND evidence_id = ANY ($2) ORDER BY relationship_id",
             &[&actor.team.0, &ids],
         )
         .await?
@@ -216,7 +216,7 @@ impl GraphRows for PgRows<'_, '_> {
         let row = prepared::query_opt(
             self.tx,
             "SELECT tier, status FROM relationships \
-                 WHERE team_id = $1 AND relationship_id = $2",
+             WHERE team_id = $1 AND relationship_id = $2",
             &[&actor.team.0, &id.0],
         )
         .await?
@@ -235,8 +235,8 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::query(
             self.tx,
             "SELECT e.source_group, e.authority, e.state FROM relationship_supports s \
-                 JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
-                 WHERE s.team_id = $1 AND s.relationship_id = $2",
+             JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+             WHERE s.team_id = $1 AND s.relationship_id = $2",
             &[&actor.team.0, &id.0],
         )
         .await?
@@ -255,8 +255,8 @@ impl GraphRows for PgRows<'_, '_> {
         let row = prepared::query_one(
             self.tx,
             "SELECT EXISTS (SELECT 1 FROM relationship_supports s \
-                 JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
-                 WHERE s.team_id = $1 AND s.relationship_id = $2 AND e.state <> 'erased')",
+             JOIN evidence e ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+             WHERE s.team_id = $1 AND s.relationship_id = $2 AND e.state <> 'erased')",
             &[&actor.team.0, &id.0],
         )
         .await?;
@@ -273,7 +273,7 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "UPDATE relationships SET tier = $3, status = $4, version = version + 1, \
-                 recorded_to = $5 WHERE team_id = $1 AND relationship_id = $2",
+             recorded_to = $5 WHERE team_id = $1 AND relationship_id = $2",
             &[
                 &actor.team.0,
                 &id.0,
@@ -290,9 +290,9 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "INSERT INTO relationship_transitions (team_id, relationship_id, seq, \
-                 from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at) \
-                 VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM relationship_transitions \
-                 WHERE team_id = $1 AND relationship_id = $2), $3, $4, $5, $6, $7, $8, $9)",
+             from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at) \
+             VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM relationship_transitions \
+             WHERE team_id = $1 AND relationship_id = $2), $3, $4, $5, $6, $7, $8, $9)",
             &[
                 &actor.team.0,
                 &step.relationship_id.0,
@@ -319,8 +319,8 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::query(
             self.tx,
             "SELECT relationship_id, owner_profile_id, object_key || '|' || polarity, \
-                 status FROM relationships WHERE team_id = $1 AND subject_entity_id = $2 \
-                 AND predicate = $3 AND relationship_id <> $4 ORDER BY relationship_id",
+             status FROM relationships WHERE team_id = $1 AND subject_entity_id = $2 \
+             AND predicate = $3 AND relationship_id <> $4 ORDER BY relationship_id",
             &[&actor.team.0, &subject.0, &predicate, &except.0],
         )
         .await?
@@ -346,11 +346,11 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "INSERT INTO relationships (team_id, relationship_id, owner_profile_id, \
-                 subject_entity_id, predicate, predicate_surface, object_entity_id, \
-                 object_value, object_key, polarity, valid_from, valid_to, recorded_at, \
-                 recorded_to, semantic_group_key, supersedes, verdict, tier, status, version) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, $14, \
-                 $15, $16, $17, $18, 1)",
+             subject_entity_id, predicate, predicate_surface, object_entity_id, \
+             object_value, object_key, polarity, valid_from, valid_to, recorded_at, \
+             recorded_to, semantic_group_key, supersedes, verdict, tier, status, version) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, $14, \
+             $15, $16, $17, $18, 1)",
             &[
                 team,
                 id,
@@ -377,8 +377,8 @@ impl GraphRows for PgRows<'_, '_> {
             prepared::execute(
                 self.tx,
                 "INSERT INTO relationship_supports (team_id, relationship_id, evidence_id, \
-                     span_start, span_end, quote) VALUES ($1, $2, $3, $4, $5, $6) \
-                     ON CONFLICT DO NOTHING",
+                 span_start, span_end, quote) VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT DO NOTHING",
                 &[
                     team,
                     id,
@@ -394,8 +394,8 @@ impl GraphRows for PgRows<'_, '_> {
             prepared::execute(
                 self.tx,
                 "INSERT INTO verification_events (team_id, relationship_id, seq, verdict, \
-                     confidence, verifier, rationale, at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                 confidence, verifier, rationale, at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 &[
                     team,
                     id,
@@ -422,14 +422,14 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "INSERT INTO relationship_erasures (team_id, relationship_id, erased_at) \
-                 VALUES ($1, $2, $3)",
+             VALUES ($1, $2, $3)",
             &[team, &id.0, &at.as_micros()],
         )
         .await?;
         prepared::execute(
             self.tx,
             "DELETE FROM graph_documents \
-                 WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
+             WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
             &[team, &search::RELATIONSHIP_DOCUMENT, &id.0],
         )
         .await?;
@@ -454,9 +454,9 @@ impl GraphRows for PgRows<'_, '_> {
         let row = prepared::query_one(
             self.tx,
             "SELECT EXISTS (SELECT 1 FROM relationships \
-                 WHERE team_id = $1 AND subject_entity_id = $2) \
-                 OR EXISTS (SELECT 1 FROM relationships \
-                 WHERE team_id = $1 AND object_entity_id = $2)",
+             WHERE team_id = $1 AND subject_entity_id = $2) \
+             OR EXISTS (SELECT 1 FROM relationships \
+             WHERE team_id = $1 AND object_entity_id = $2)",
             &[&actor.team.0, &id.0],
         )
         .await?;
@@ -468,7 +468,7 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "DELETE FROM graph_documents \
-                 WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
+             WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
             &[team, &search::ENTITY_DOCUMENT, &id.0],
         )
         .await?;
@@ -493,9 +493,9 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::query(
             self.tx,
             "SELECT DISTINCT n.entity_id, n.name FROM entity_aliases a \
-                 JOIN entities n ON n.team_id = a.team_id AND n.entity_id = a.entity_id \
-                 WHERE a.team_id = $1 AND a.alias_key = $2 AND ($3 = 'other' OR n.kind = $3) \
-                 ORDER BY n.entity_id",
+             JOIN entities n ON n.team_id = a.team_id AND n.entity_id = a.entity_id \
+             WHERE a.team_id = $1 AND a.alias_key = $2 AND ($3 = 'other' OR n.kind = $3) \
+             ORDER BY n.entity_id",
             &[&actor.team.0, &normalised, &kind.as_str()],
         )
         .await?
@@ -519,7 +519,7 @@ impl GraphRows for PgRows<'_, '_> {
         prepared::execute(
             self.tx,
             "INSERT INTO entities (team_id, entity_id, name, kind, created_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
+             VALUES ($1, $2, $3, $4, $5)",
             &[
                 &actor.team.0,
                 &entity.entity_id.0,
@@ -542,7 +542,7 @@ impl GraphRows for PgRows<'_, '_> {
             prepared::execute(
                 self.tx,
                 "INSERT INTO entity_aliases (team_id, alias_key, entity_id, alias) \
-                     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
                 &[&actor.team.0, key, &id.0, alias],
             )
             .await?;
@@ -560,7 +560,7 @@ impl GraphRows for PgRows<'_, '_> {
         let aliases = prepared::query(
             self.tx,
             "SELECT alias FROM entity_aliases WHERE team_id = $1 AND entity_id = $2 \
-                 ORDER BY alias_key",
+             ORDER BY alias_key",
             &[&actor.team.0, &id.0],
         )
         .await?
