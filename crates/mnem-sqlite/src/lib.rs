@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use graph::write::SqliteRows;
+use graph::SqliteRows;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -318,7 +318,7 @@ impl GraphStore for SqliteStore {
         let (actor, key, hash) = (*actor, key.to_string(), request_hash.to_string());
         self.with_conn(move |conn| {
             let rows = SqliteRows { conn };
-            graph::write::run(graph_write::replayed(&rows, &actor, &key, &hash))
+            graph::run(graph_write::replayed(&rows, &actor, &key, &hash))
         })
         .await
     }
@@ -332,7 +332,7 @@ impl GraphStore for SqliteStore {
         let now = self.clock.now();
         self.with_tx(move |tx| {
             let rows = SqliteRows { conn: tx };
-            graph::write::run(graph_write::commit_remember(&rows, &actor, request, now))
+            graph::run(graph_write::commit_remember(&rows, &actor, request, now))
         })
         .await
     }
@@ -362,7 +362,7 @@ impl GraphStore for SqliteStore {
         let at = self.clock.now();
         self.with_tx(move |tx| {
             let rows = SqliteRows { conn: tx };
-            graph::write::run(graph_write::forget(&rows, &actor, &ids, at))
+            graph::run(graph_write::forget(&rows, &actor, &ids, at))
         })
         .await
     }
@@ -382,7 +382,7 @@ impl GraphStore for SqliteStore {
         let now = self.clock.now();
         self.with_tx(move |tx| {
             let rows = SqliteRows { conn: tx };
-            graph::write::run(graph_write::commit_correction(
+            graph::run(graph_write::commit_correction(
                 &rows, &actor, correction, now,
             ))
         })
@@ -393,7 +393,7 @@ impl GraphStore for SqliteStore {
         let actor = *actor;
         self.with_reader(move |conn| {
             let rows = SqliteRows { conn };
-            graph::write::run(graph_read::trace(&rows, &actor, id, &view))
+            graph::run(graph_read::trace(&rows, &actor, id, &view))
         })
         .await
     }
@@ -474,7 +474,7 @@ impl SqliteStore {
         self.with_tx(move |tx| {
             let rows = SqliteRows { conn: tx };
             let reason = reason.as_deref();
-            graph::write::run(graph_write::move_evidence(
+            graph::run(graph_write::move_evidence(
                 &rows, &actor, &ids, state, reason, at,
             ))
         })

@@ -22,7 +22,11 @@ use uuid::Uuid;
 use crate::candidates::{tune_vector_scan, vector_cast};
 use crate::rows::{col, parsed};
 use crate::{search, DbResult, Param};
-use write::PgRows;
+
+/// One PostgreSQL transaction as `GraphRows` (in `write`) and `TraceRows` (here).
+pub struct PgRows<'a, 't> {
+    pub tx: &'a deadpool_postgres::Transaction<'t>,
+}
 
 fn boxed(value: impl tokio_postgres::types::ToSql + Sync + Send + 'static) -> Param {
     Box::new(value)

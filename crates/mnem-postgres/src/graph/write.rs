@@ -5,7 +5,6 @@
 //! (`lock_team_graph`), so the script's read-then-write steps never interleave within
 //! a team.
 
-use deadpool_postgres::Transaction;
 use mnem_core::graph::{EntityKind, EntitySummary, Relationship, Rival, Standing, SupportStanding};
 use mnem_core::{Actor, EntityId, Evidence, EvidenceId, LifecycleState, ProfileId, RelationshipId};
 use mnem_core::{TeamId, Timestamp};
@@ -15,15 +14,11 @@ use mnem_store::graph_write::{
 use mnem_store::{GraphView, Result, StoreError};
 use uuid::Uuid;
 
+use super::PgRows;
 use crate::prepared;
 use crate::rows::{col, parsed};
 use crate::search;
 use crate::{append_event, insert_evidence, visible_evidence};
-
-/// One PostgreSQL transaction as `GraphRows`.
-pub struct PgRows<'a, 't> {
-    pub tx: &'a Transaction<'t>,
-}
 
 impl GraphRows for PgRows<'_, '_> {
     async fn idempotency_record(

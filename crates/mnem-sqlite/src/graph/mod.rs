@@ -5,6 +5,9 @@
 pub mod read;
 pub mod write;
 
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
+
 use mnem_core::graph::{
     Adjacency, CitedSpan, GraphEdge, Relationship, Transition, VerificationEvent,
 };
@@ -18,7 +21,29 @@ use crate::ann::{AnnIndexes, Plan};
 use crate::rows::{parsed, UuidBytes};
 use crate::search;
 use crate::DbResult;
-use write::SqliteRows;
+
+/// Runs a `mnem_store` graph script (`graph_write`, `graph_read`) over `SqliteRows`.
+/// SQLite statements complete when called, so the script's future is ready on its first
+/// poll; one that is not is reported as a bug rather than spun on.
+pub fn run<T>(script: impl Future<Output = Result<T>>) -> Result<T> {
+    let mut script = std::pin::pin!(script);
+    match script
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(out) => out,
+        Poll::Pending => Err(StoreError::Backend(
+            "a SQLite graph script did not complete when run".into(),
+        )),
+    }
+}
+
+/// One SQLite transaction (or, for reads such as an idempotency replay or a trace, a
+/// connection) as `GraphRows` (in `write`) and `TraceRows` (here). Its futures never
+/// wait: each statement runs to completion.
+pub struct SqliteRows<'c> {
+    pub conn: &'c Connection,
+}
 
 fn blob(bytes: &[u8; 16]) -> Value {
     Value::Blob(bytes.to_vec())

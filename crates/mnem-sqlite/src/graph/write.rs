@@ -2,9 +2,6 @@
 //! and in what order, is `mnem_store::graph_write`'s; these are its statements, run on
 //! the writer connection inside the caller's immediate transaction.
 
-use std::future::Future;
-use std::task::{Context, Poll, Waker};
-
 use mnem_core::graph::{EntityKind, EntitySummary, Relationship, Rival, Standing, SupportStanding};
 use mnem_core::{Actor, EntityId, Evidence, EvidenceId, LifecycleState, ProfileId, RelationshipId};
 use mnem_core::{TeamId, Timestamp};
@@ -13,33 +10,12 @@ use mnem_store::graph_write::{
 };
 use mnem_store::{GraphView, Result, StoreError};
 use rusqlite::types::Value;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
 
+use super::SqliteRows;
 use crate::rows::UuidBytes;
 use crate::search;
 use crate::{append_event, insert_evidence, visible_evidence, DbResult};
-
-/// Runs a `graph_write` script. SQLite statements complete when called, so the script's
-/// future is ready on its first poll; one that is not is reported as a bug rather than
-/// spun on.
-pub fn run<T>(script: impl Future<Output = Result<T>>) -> Result<T> {
-    let mut script = std::pin::pin!(script);
-    match script
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(out) => out,
-        Poll::Pending => Err(StoreError::Backend(
-            "a SQLite graph write did not complete when run".into(),
-        )),
-    }
-}
-
-/// One SQLite transaction (or, for reads such as an idempotency replay, a connection)
-/// as `GraphRows`. Its futures never wait: each statement runs to completion.
-pub struct SqliteRows<'c> {
-    pub conn: &'c Connection,
-}
 
 /// Visible to the actor: team evidence, or the actor's own private evidence.
 const VISIBLE: &str = "(space = 'team' OR owner_profile_id = ?4)";
