@@ -242,9 +242,14 @@ pub struct EvalCommand {
     /// Results per agent-facing recall.
     #[arg(long, default_value_t = mnem_core::recall::DEFAULT_LIMIT)]
     pub limit: usize,
-    /// Byte budget of an agent-facing recall.
-    #[arg(long, default_value_t = mnem_core::recall::DEFAULT_CONTEXT_BYTES)]
-    pub context_bytes: usize,
+    /// Byte budgets of the agent-facing recall, comma-separated: each question is asked
+    /// once per budget, and gold turns count only when returned within it.
+    #[arg(long, value_delimiter = ',', default_values_t = mnem_eval::AGENT_BUDGETS)]
+    pub context_bytes: Vec<usize>,
+    /// Evidence windows to compare, comma-separated: every profile runs once per window
+    /// (neighbours on each side of a result; 0 = the results alone).
+    #[arg(long, value_delimiter = ',', default_values_t = [mnem_core::recall::DEFAULT_WINDOW])]
+    pub window: Vec<usize>,
 }
 
 fn parse_profile(text: &str) -> Result<RankingProfile, String> {
@@ -298,6 +303,10 @@ pub struct RememberArgs {
     /// Independence key for corroboration (defaults to --source).
     #[arg(long)]
     pub source_group: Option<String>,
+    /// A stable handle of the conversation, thread or document this belongs to: recall
+    /// returns a result's neighbours with the same key as its evidence window.
+    #[arg(long)]
+    pub source_key: Option<String>,
     /// A scope path such as acme/api; omitted means team-wide.
     #[arg(long, value_parser = parse_scope)]
     pub scope: Option<Scope>,
@@ -348,9 +357,13 @@ pub struct RecallArgs {
     /// Only evidence carrying one of these refs (repeatable).
     #[arg(long = "ref", value_name = "KIND:ID", value_parser = parse_ref)]
     pub refs: Vec<Ref>,
-    /// Byte budget for all returned contexts together.
+    /// Byte budget for all returned contexts together (windows included).
     #[arg(long, default_value_t = mnem_core::recall::DEFAULT_CONTEXT_BYTES)]
     pub context_bytes: usize,
+    /// Evidence window: also return up to N neighbours on each side of each result from
+    /// its source group (same source_key, in observed order); 0 turns windows off.
+    #[arg(long, default_value_t = mnem_core::recall::DEFAULT_WINDOW)]
+    pub window: usize,
     /// Read time hints ("yesterday") as of this instant instead of now (replays).
     #[arg(long, value_parser = parse_request_time)]
     pub request_time: Option<Timestamp>,

@@ -421,14 +421,21 @@ async fn eval(
         }
     }
     // The recall options are checked before a quarter-hour ingest, not after it.
-    let probe = mnem_core::RecallQuery {
-        limit: args.limit,
-        context_bytes: args.context_bytes,
-        ..mnem_core::RecallQuery::text("probe")
-    };
-    probe
-        .validated()
-        .map_err(|e| Failure::Input(e.to_string()))?;
+    for (&context_bytes, &window) in args
+        .context_bytes
+        .iter()
+        .flat_map(|b| args.window.iter().map(move |w| (b, w)))
+    {
+        let probe = mnem_core::RecallQuery {
+            limit: args.limit,
+            context_bytes,
+            window,
+            ..mnem_core::RecallQuery::text("probe")
+        };
+        probe
+            .validated()
+            .map_err(|e| Failure::Input(e.to_string()))?;
+    }
     let max_questions = args.questions.map(|n| n as usize);
     let dataset =
         mnem_eval::read(&args.dataset, &args.file, max_questions).map_err(|e| match e {
@@ -443,7 +450,8 @@ async fn eval(
         embedder,
         embed_cache: args.embed_cache.clone(),
         limit: args.limit,
-        context_bytes: args.context_bytes,
+        context_bytes: args.context_bytes.clone(),
+        windows: args.window.clone(),
         out: args.out.clone(),
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         database,
@@ -499,6 +507,7 @@ fn new_evidence(text: String, args: &RememberArgs) -> NewEvidence {
     new.source_type = args.source_type;
     new.authority = args.authority;
     new.source_group = args.source_group.clone();
+    new.source_key = args.source_key.clone();
     new.scope = args.scope.clone().unwrap_or_else(Scope::root);
     new.observed_at = args.observed_at;
     new.expires_at = args.expires_at;
@@ -532,6 +541,7 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
         known_relationship_ids: args.known_relationships.clone(),
         expand_from_entity_ids: args.expand_from.clone(),
         path_limit: args.path_limit,
+        window: args.window,
     }
 }
 

@@ -6,7 +6,7 @@ use mnem_core::graph::{
 };
 use mnem_core::{
     ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult,
-    RecallHit, ScoreComponents, TeamId,
+    PublicWindowItem, RecallHit, ScoreComponents, TeamId,
 };
 use mnem_service::{EmbedReport, IssuedKey, Status};
 use serde::Serialize;
@@ -73,8 +73,16 @@ pub fn recalled(hits: &[RecallHit], paths: Vec<DiscoveryPath>, as_json: bool, ex
     if hits.is_empty() {
         println!("No matching evidence.");
     }
+    // A window's neighbours sit above and below their result, in group order; `+` marks
+    // a neighbour that matched the query itself.
+    let neighbour = |item: &PublicWindowItem| {
+        let mark = if item.hit { '+' } else { '·' };
+        println!("  {mark} {}", item.context);
+    };
     for (rank, (result, hit)) in public.results.iter().zip(hits).enumerate() {
+        result.before.iter().for_each(neighbour);
         println!("{:>2}. {}", rank + 1, result.context);
+        result.after.iter().for_each(neighbour);
         let score = if explain {
             let c = &hit.components;
             let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());

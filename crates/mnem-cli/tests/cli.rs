@@ -388,6 +388,43 @@ fn context_bytes_bounds_the_returned_text() {
     assert!(total > 0);
 }
 
+#[test]
+fn a_source_key_groups_remembered_turns_into_the_window_recall_returns() {
+    let store = Store::new();
+    let turns = [
+        "Ann: are we still on for Saturday?",
+        "Ben: yes, the climbing gym at ten",
+        "Ann: great, I will bring the rope",
+    ];
+    for (day, turn) in turns.iter().enumerate() {
+        let observed = format!("2024-03-0{}", day + 1);
+        store.ok(&[
+            "--embedder",
+            "none",
+            "remember",
+            turn,
+            "--source-key",
+            "chat-1",
+            "--observed-at",
+            &observed,
+        ]);
+    }
+    store.ok(&["--embedder", "none", "remember", "climbing shoes on sale"]);
+    let recalled = store.json(&["--embedder", "none", "recall", "gym", "--window", "1"]);
+    let result = &recalled["results"][0];
+    assert_eq!(result["context"], turns[1]);
+    assert_eq!(result["before"][0]["context"], turns[0]);
+    assert_eq!(result["after"][0]["context"], turns[2]);
+    let human = store.ok(&["--embedder", "none", "recall", "gym", "--window", "1"]);
+    let lines: Vec<&str> = human.lines().collect();
+    assert!(lines[0].ends_with(turns[0]), "{human}");
+    assert!(lines[1].ends_with(turns[1]), "{human}");
+    assert!(lines[2].ends_with(turns[2]), "{human}");
+    let bad = store.run(&["--embedder", "none", "recall", "gym", "--window", "9"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("window"));
+}
+
 fn eval_fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../mnem-eval/tests/fixtures")
@@ -417,8 +454,18 @@ fn eval_prints_one_json_summary_with_quality_bytes_latency_and_no_leaks() {
     );
     assert_eq!(profile["overall"]["questions"], 2);
     assert_eq!(profile["cross_team_leaks"], 0);
-    assert!(profile["latency_ms"]["p99"].as_f64().is_some());
-    assert!(profile["bytes_returned"]["p50"].as_f64().unwrap() > 0.0);
+    assert_eq!(profile["window"], 2, "the product's default window");
+    let budgets = profile["budgets"].as_array().expect("one entry per budget");
+    assert_eq!(budgets.len(), 2, "2,000 and 6,000 bytes by default");
+    for budget in budgets {
+        assert!(budget["latency_ms"]["p99"].as_f64().is_some());
+        let bytes = budget["bytes_returned"]["p95"].as_f64().unwrap();
+        assert!(bytes > 0.0 && bytes <= budget["context_bytes"].as_f64().unwrap());
+    }
+    assert_eq!(
+        profile["overall"]["in_bytes"].as_array().map(Vec::len),
+        Some(2)
+    );
 }
 
 #[test]
@@ -441,6 +488,7 @@ fn eval_rejects_bad_input_before_ingesting_with_the_field_named() {
             "profile",
         ),
         (vec!["eval", "locomo", &file, "--limit", "51"], "limit"),
+        (vec!["eval", "locomo", &file, "--window", "0,9"], "window"),
         (
             vec!["eval", "locomo", &file, "--context-bytes", "0"],
             "context_bytes",

@@ -18,6 +18,7 @@ pub mod cases;
 pub mod graph_cases;
 pub mod helpers;
 pub mod vector_cases;
+pub mod window_cases;
 
 pub use helpers::{Backend, Fixture};
 
@@ -73,6 +74,15 @@ macro_rules! conformance_suite {
                 $crate::cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
+        mod evidence_windows {
+            use super::*;
+            $crate::conformance_suite!(@window_cases $guard, $open;
+                evidence_window_brings_neighbours_of_the_same_group_in_order,
+                evidence_window_never_shows_what_the_reader_could_not_recall,
+                evidence_windows_that_overlap_merge_and_every_id_appears_once,
+                evidence_window_bytes_count_against_the_budget_and_neighbours_go_first,
+            );
+        }
         mod graph {
             use super::*;
             $crate::conformance_suite!(@graph_cases $guard, $open;
@@ -128,6 +138,17 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::graph_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@window_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::window_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

@@ -24,6 +24,7 @@ pub mod screen;
 pub mod stamp;
 pub mod temporal;
 pub mod text;
+pub mod window;
 
 pub use auth::{Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal};
 pub use clock::{Clock, ManualClock};
@@ -35,10 +36,13 @@ pub use evidence::{
 pub use ids::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, TeamId};
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
-    parse_profile, profile_named, rank, Branch, BranchCandidates, Fusion, RankingProfile,
+    parse_profile, profile_named, rank, rank_all, Branch, BranchCandidates, Fusion, RankingProfile,
     RecallHit, RecallPlan, ScoreComponents, DEFAULT_PROFILE, LEXICAL_PROFILE, RRF_PROFILE,
     VECTOR_PROFILE,
 };
-pub use recall::{Candidate, Order, PublicRecall, PublicResult, RecallQuery, ScopeFilter};
+pub use recall::{
+    Candidate, Order, PublicRecall, PublicResult, PublicWindowItem, RecallQuery, ScopeFilter,
+};
 pub use score::Score;
 pub use stamp::Timestamp;
+pub use window::{Neighbours, WindowItem, WindowStep, MAX_WINDOW};

@@ -55,6 +55,8 @@ mod tests {
             evidence,
             score: Score::from_relevance(score),
             components: Default::default(),
+            before: Vec::new(),
+            after: Vec::new(),
         }
     }
 

@@ -11,6 +11,7 @@ use crate::anchors::{parse_anchors, Anchor};
 use crate::order::sort_hits;
 use crate::temporal::{parse_time_hint, TimeRange};
 use crate::text::floor_char_boundary;
+use crate::window::WindowItem;
 use crate::{
     Actor, Candidate, Evidence, EvidenceId, Order, RecallQuery, Score, Timestamp, ValidationError,
 };
@@ -202,13 +203,33 @@ pub struct ScoreComponents {
 }
 
 /// A ranked result: the evidence, its read-side score, and the context returned for it
-/// (the content, cut to the byte budget).
+/// (the content, cut to the byte budget), with its evidence window when one was asked
+/// for (`before` and `after` it in its source group, in group order).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallHit {
     pub evidence: Evidence,
     pub score: Score,
     pub context: String,
     pub components: ScoreComponents,
+    pub before: Vec<WindowItem>,
+    pub after: Vec<WindowItem>,
+}
+
+impl RecallHit {
+    /// Every byte this result returns: its context and its window's.
+    pub fn bytes(&self) -> usize {
+        self.context.len()
+            + self
+                .window_items()
+                .map(|item| item.context.len())
+                .sum::<usize>()
+    }
+
+    /// The window's items in group order (the hit itself sits between `before` and
+    /// `after`).
+    pub fn window_items(&self) -> impl Iterator<Item = &WindowItem> {
+        self.before.iter().chain(&self.after)
+    }
 }
 
 /// What the pipeline derives from a validated query before any branch runs.
@@ -297,6 +318,21 @@ pub fn rank(
     actor: &Actor,
     profile: &RankingProfile,
 ) -> Vec<RecallHit> {
+    let mut hits = rank_all(branches, plan, actor, profile);
+    fit_budget(&mut hits, plan.query.context_bytes);
+    hits.truncate(plan.query.limit);
+    hits
+}
+
+/// Every eligible candidate, fused, reranked, floored and in the order contract's order,
+/// before the byte budget and the limit: what evidence windows are assembled from
+/// ([`crate::window::assemble`]), which then calls [`fit_budget`] itself.
+pub fn rank_all(
+    branches: Vec<BranchCandidates>,
+    plan: &RecallPlan,
+    actor: &Actor,
+    profile: &RankingProfile,
+) -> Vec<RecallHit> {
     let query = &plan.query;
     let mut hits = if plan.is_listing() {
         unranked(branches)
@@ -315,8 +351,6 @@ pub fn rank(
         hits.retain(|hit| hit.score.value() >= floor);
     }
     sort_hits(&mut hits, query.order, query.scope_filter().is_widened());
-    fit_budget(&mut hits, query.context_bytes);
-    hits.truncate(query.limit);
     hits
 }
 
@@ -326,6 +360,8 @@ fn hit(evidence: Evidence, score: Score, components: ScoreComponents) -> RecallH
         evidence,
         score,
         components,
+        before: Vec::new(),
+        after: Vec::new(),
     }
 }
 
@@ -478,9 +514,17 @@ pub const MIN_CONTEXT_BYTES: usize = 64;
 /// longer than what is left is cut at a char boundary, unless less than
 /// [`MIN_CONTEXT_BYTES`] is left, where the list ends. The first result always gets a
 /// context, cut if need be.
+///
+/// Windows count too, and neighbours are trimmed before hits: a result's merged hits
+/// (matches inside its window) are paid for right after its own context, before the next
+/// result; plain neighbours only from what every kept result left, nearest a hit first
+/// (distance 1 of every result in rank order, then distance 2, …). A window item that
+/// does not fit whole is left out (never cut; a later, shorter one may still fit).
 pub fn fit_budget(hits: &mut Vec<RecallHit>, budget: usize) {
     let mut used = 0;
     let mut keep = 0;
+    // Per result, per window item (before, then after): kept or not.
+    let mut kept: Vec<Vec<bool>> = Vec::new();
     for hit in hits.iter_mut() {
         let left = budget - used;
         if hit.context.len() > left {
@@ -492,11 +536,50 @@ pub fn fit_budget(hits: &mut Vec<RecallHit>, budget: usize) {
         }
         used += hit.context.len();
         keep += 1;
+        let merged_hits: Vec<bool> = hit
+            .window_items()
+            .map(|item| {
+                let fits = item.hit && item.context.len() <= budget - used;
+                if fits {
+                    used += item.context.len();
+                }
+                fits
+            })
+            .collect();
+        kept.push(merged_hits);
         if used >= budget {
             break;
         }
     }
     hits.truncate(keep);
+    fit_neighbours(hits, &mut kept, budget - used);
+    for (hit, kept) in hits.iter_mut().zip(kept) {
+        let (before, after) = kept.split_at(hit.before.len());
+        let mut keep = before.iter();
+        hit.before.retain(|_| *keep.next().unwrap_or(&false));
+        let mut keep = after.iter();
+        hit.after.retain(|_| *keep.next().unwrap_or(&false));
+    }
+}
+
+/// Spends what the results and their merged hits left on plain neighbours, nearest first.
+fn fit_neighbours(hits: &[RecallHit], kept: &mut [Vec<bool>], mut left: usize) {
+    let widest = hits
+        .iter()
+        .flat_map(RecallHit::window_items)
+        .map(|item| item.distance)
+        .max()
+        .unwrap_or(0);
+    for distance in 1..=widest {
+        for (hit, kept) in hits.iter().zip(kept.iter_mut()) {
+            for (item, keep) in hit.window_items().zip(kept.iter_mut()) {
+                if !item.hit && item.distance == distance && item.context.len() <= left {
+                    left -= item.context.len();
+                    *keep = true;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -829,6 +912,76 @@ mod tests {
             vec![100, 100, 100],
             "50 bytes left is under the minimum"
         );
+    }
+
+    fn window_item(id: u128, bytes: usize, hit: bool, distance: usize) -> WindowItem {
+        let evidence = evidence(id, &"w".repeat(bytes), id as i64);
+        WindowItem {
+            context: evidence.content.clone(),
+            evidence,
+            hit,
+            distance,
+        }
+    }
+
+    fn windowed_hit(
+        id: u128,
+        bytes: usize,
+        before: Vec<WindowItem>,
+        after: Vec<WindowItem>,
+    ) -> RecallHit {
+        RecallHit {
+            before,
+            after,
+            ..hit(
+                evidence(id, &"h".repeat(bytes), id as i64),
+                Score::UNRANKED,
+                ScoreComponents::default(),
+            )
+        }
+    }
+
+    fn kept_ids(hit: &RecallHit) -> Vec<u128> {
+        hit.window_items()
+            .map(|item| item.evidence.id.0.as_u128())
+            .collect()
+    }
+
+    #[test]
+    fn a_merged_hit_is_paid_for_before_the_next_result_and_neighbours_after_every_result() {
+        let mut hits = vec![
+            windowed_hit(
+                1,
+                100,
+                vec![window_item(11, 50, false, 1)],
+                vec![window_item(12, 100, true, 0)],
+            ),
+            windowed_hit(2, 100, vec![window_item(21, 50, false, 1)], vec![]),
+        ];
+        // 300 bytes: both results and the merged hit; nothing is left for neighbours.
+        fit_budget(&mut hits, 300);
+        assert_eq!(hits.len(), 2);
+        assert_eq!(kept_ids(&hits[0]), vec![12]);
+        assert!(kept_ids(&hits[1]).is_empty());
+        assert_eq!(hits.iter().map(RecallHit::bytes).sum::<usize>(), 300);
+    }
+
+    #[test]
+    fn neighbours_nearest_a_hit_are_kept_first_across_results() {
+        let mut hits = vec![
+            windowed_hit(
+                1,
+                100,
+                vec![window_item(11, 40, false, 2), window_item(12, 40, false, 1)],
+                vec![],
+            ),
+            windowed_hit(2, 100, vec![], vec![window_item(21, 40, false, 1)]),
+        ];
+        // 290 bytes: results (200), then both distance-1 neighbours (80); 10 are left.
+        fit_budget(&mut hits, 290);
+        assert_eq!(kept_ids(&hits[0]), vec![12]);
+        assert_eq!(kept_ids(&hits[1]), vec![21]);
+        assert!(hits.iter().map(RecallHit::bytes).sum::<usize>() <= 290);
     }
 
     #[test]

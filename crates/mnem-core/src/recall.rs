@@ -10,6 +10,7 @@ use crate::evidence::normalise_kind;
 use crate::graph::{DiscoveryPath, DEFAULT_PATH_LIMIT, MAX_PATH_LIMIT};
 use crate::pipeline::RecallHit;
 use crate::text::query_terms;
+use crate::window::{WindowItem, MAX_WINDOW};
 use crate::{
     Actor, EntityId, Evidence, EvidenceId, LifecycleState, Ref, RelationshipId, Scope, Space,
     Timestamp, ValidationError,
@@ -23,6 +24,9 @@ pub const DEFAULT_CONTEXT_BYTES: usize = 6_000;
 pub const MAX_CONTEXT_BYTES: usize = 1_000_000;
 pub const MAX_KNOWN_IDS: usize = 200;
 pub const MAX_EXPAND_ENTITIES: usize = 50;
+/// Neighbours on each side of a result by default (see ARCHITECTURE.md for the
+/// measurements behind it).
+pub const DEFAULT_WINDOW: usize = 2;
 
 /// Sorts and de-duplicates a list of ids, refusing more than `max`.
 fn bounded_ids<T: Ord>(ids: &mut Vec<T>, field: &str, max: usize) -> Result<(), ValidationError> {
@@ -134,6 +138,10 @@ pub struct RecallQuery {
     pub expand_from_entity_ids: Vec<EntityId>,
     /// At most this many discovery paths (0 turns discovery off).
     pub path_limit: usize,
+    /// Evidence window: each result also carries up to this many eligible neighbours on
+    /// each side from its source group (`source_key`, in `observed_at` then id order);
+    /// 0 turns windows off. See [`crate::window`].
+    pub window: usize,
 }
 
 impl Default for RecallQuery {
@@ -157,6 +165,7 @@ impl Default for RecallQuery {
             known_relationship_ids: Vec::new(),
             expand_from_entity_ids: Vec::new(),
             path_limit: DEFAULT_PATH_LIMIT,
+            window: DEFAULT_WINDOW,
         }
     }
 }
@@ -240,6 +249,12 @@ impl RecallQuery {
             "expand_from_entity_ids",
             MAX_EXPAND_ENTITIES,
         )?;
+        if self.window > MAX_WINDOW {
+            return Err(ValidationError::new(
+                "window",
+                format!("must be between 0 and {MAX_WINDOW}"),
+            ));
+        }
         if self.path_limit > MAX_PATH_LIMIT {
             return Err(ValidationError::new(
                 "path_limit",
@@ -317,7 +332,9 @@ pub struct Candidate {
 }
 
 /// One result in the public shape: the context and the handles a client needs, and
-/// nothing else (no score, tier or lifecycle history).
+/// nothing else (no score, tier or lifecycle history). `before` and `after` carry its
+/// evidence window (neighbours of the same source group, in order) and are absent when
+/// there is none, so a recall without windows has exactly the original shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublicResult {
     pub evidence_id: EvidenceId,
@@ -325,6 +342,31 @@ pub struct PublicResult {
     pub observed_at: String,
     pub source: String,
     pub kind: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<PublicWindowItem>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<PublicWindowItem>,
+}
+
+/// One neighbour in a result's window. `hit` marks an item that matched the query itself
+/// (a result merged into this one because their windows overlapped).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicWindowItem {
+    pub evidence_id: EvidenceId,
+    pub context: String,
+    pub observed_at: String,
+    pub hit: bool,
+}
+
+impl From<&WindowItem> for PublicWindowItem {
+    fn from(item: &WindowItem) -> Self {
+        Self {
+            evidence_id: item.evidence.id,
+            context: item.context.clone(),
+            observed_at: item.evidence.observed_at.to_rfc3339(),
+            hit: item.hit,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -353,6 +395,8 @@ impl From<&RecallHit> for PublicResult {
             observed_at: hit.evidence.observed_at.to_rfc3339(),
             source: hit.evidence.source.clone(),
             kind: hit.evidence.kind.clone(),
+            before: hit.before.iter().map(PublicWindowItem::from).collect(),
+            after: hit.after.iter().map(PublicWindowItem::from).collect(),
         }
     }
 }
@@ -474,6 +518,8 @@ mod tests {
             evidence,
             score: Score::UNRANKED,
             components: Default::default(),
+            before: Vec::new(),
+            after: Vec::new(),
         };
         let json = serde_json::to_value(PublicRecall::new(&[hit], Vec::new())).unwrap();
         let mut top: Vec<&str> = json

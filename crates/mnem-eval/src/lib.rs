@@ -21,7 +21,7 @@ pub mod synthetic;
 pub use dataset::{Dataset, QuestionClass};
 pub use error::EvalError;
 pub use report::{EvalReport, GroupMetrics, ProfileReport};
-pub use run::{run, EvalOptions, QuestionResult};
+pub use run::{run, BudgetResult, EvalOptions, QuestionResult, AGENT_BUDGETS};
 
 /// Reads a benchmark file by dataset name (`longmemeval` or `locomo`).
 pub fn read(

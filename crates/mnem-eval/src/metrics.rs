@@ -19,6 +19,22 @@ pub fn gold_ranks(ranked: &[&str], gold: &[String]) -> Vec<usize> {
     ranks
 }
 
+/// For each gold id found in `results` (each result a list of ids: a hit and its
+/// window), the 1-based rank of the result holding it, ascending. A gold id counts once.
+pub fn gold_result_ranks(results: &[Vec<&str>], gold: &[String]) -> Vec<usize> {
+    let mut ranks: Vec<usize> = gold
+        .iter()
+        .filter_map(|g| {
+            results
+                .iter()
+                .position(|ids| ids.iter().any(|id| id == g))
+                .map(|i| i + 1)
+        })
+        .collect();
+    ranks.sort_unstable();
+    ranks
+}
+
 /// LongMemEval `recall_any@k`: 1 when any gold id is in the top k.
 pub fn recall_any(ranks: &[usize], k: usize) -> f64 {
     if ranks.iter().any(|&r| r <= k) {
@@ -94,6 +110,16 @@ mod tests {
         let sessions = dedup_in_order(["s3", "s1", "s3", "s2", "s1"]);
         assert_eq!(sessions, ["s3", "s1", "s2"]);
         assert_eq!(gold_ranks(&sessions, &gold(&["s2", "s9"])), [3]);
+    }
+
+    #[test]
+    fn a_gold_turn_inside_a_window_ranks_with_the_result_that_carries_it() {
+        let results = vec![vec!["t1", "t2", "t3"], vec!["t9"], vec!["t5", "t6"]];
+        assert_eq!(
+            gold_result_ranks(&results, &gold(&["t6", "t2", "t3", "t7"])),
+            [1, 1, 3]
+        );
+        assert_eq!(recall_fraction(&[1, 1, 3], 4, 5), 0.75);
     }
 
     #[test]

@@ -8,14 +8,14 @@ use serde::Serialize;
 
 use crate::dataset::QuestionClass;
 use crate::metrics::{mean, ndcg, percentile, recall_any, recall_fraction, reciprocal_rank};
-use crate::run::QuestionResult;
+use crate::run::{BudgetResult, QuestionResult};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     pub dataset: &'static str,
     pub embedder: String,
     pub limit: usize,
-    pub context_bytes: usize,
+    pub context_bytes: Vec<usize>,
     pub ingest: IngestReport,
     pub profiles: Vec<ProfileReport>,
 }
@@ -41,10 +41,9 @@ pub struct GroupMetrics {
     pub session_recall_any_at_5: f64,
     pub session_recall_any_at_10: f64,
     pub session_ndcg_any_at_10: f64,
-    /// Any gold turn among the top 5 the agent-facing recall returned within its byte
-    /// budget.
-    pub turn_recall_any_at_5_in_budget: f64,
-    /// The same over the deep ranking, without the budget.
+    /// What the agent-facing recall returned, per byte budget.
+    pub in_bytes: Vec<InBytes>,
+    /// Any gold turn among the top 5 of the deep ranking (single items, no budget).
     pub turn_recall_any_at_5: f64,
     pub turn_recall_at_5: f64,
     pub turn_recall_at_10: f64,
@@ -53,11 +52,37 @@ pub struct GroupMetrics {
     pub mean_top_score: f64,
 }
 
+/// Gold turns inside what the agent-facing recall returned under one byte budget: as a
+/// result, or inside a result's window.
+#[derive(Debug, Clone, Serialize)]
+pub struct InBytes {
+    pub context_bytes: usize,
+    /// Share of gold turns returned.
+    pub turn_recall: f64,
+    /// Any gold turn returned.
+    pub turn_recall_any: f64,
+    /// Any gold turn returned within the first 5 results (their windows included).
+    pub turn_recall_any_at_5: f64,
+}
+
 impl GroupMetrics {
-    fn of(group: String, results: &[&QuestionResult]) -> Self {
+    fn of(group: String, budgets: &[usize], results: &[&QuestionResult]) -> Self {
         let avg = |f: &dyn Fn(&QuestionResult) -> f64| {
             mean(&results.iter().map(|r| f(r)).collect::<Vec<_>>())
         };
+        let in_bytes = budgets
+            .iter()
+            .enumerate()
+            .map(|(b, &context_bytes)| {
+                let ranks = |r: &QuestionResult| r.budgets[b].item_ranks.clone();
+                InBytes {
+                    context_bytes,
+                    turn_recall: avg(&|r| recall_fraction(&ranks(r), r.gold_items, usize::MAX)),
+                    turn_recall_any: avg(&|r| recall_any(&ranks(r), usize::MAX)),
+                    turn_recall_any_at_5: avg(&|r| recall_any(&ranks(r), 5)),
+                }
+            })
+            .collect();
         Self {
             group,
             questions: results.len(),
@@ -65,7 +90,7 @@ impl GroupMetrics {
             session_recall_any_at_5: avg(&|r| recall_any(&r.group_ranks, 5)),
             session_recall_any_at_10: avg(&|r| recall_any(&r.group_ranks, 10)),
             session_ndcg_any_at_10: avg(&|r| ndcg(&r.group_ranks, r.gold_groups, 10)),
-            turn_recall_any_at_5_in_budget: avg(&|r| recall_any(&r.budget_item_ranks, 5)),
+            in_bytes,
             turn_recall_any_at_5: avg(&|r| recall_any(&r.item_ranks, 5)),
             turn_recall_at_5: avg(&|r| recall_fraction(&r.item_ranks, r.gold_items, 5)),
             turn_recall_at_10: avg(&|r| recall_fraction(&r.item_ranks, r.gold_items, 10)),
@@ -93,9 +118,22 @@ impl Spread {
     }
 }
 
+/// Size and speed of the agent-facing recall under one byte budget.
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetReport {
+    pub context_bytes: usize,
+    pub bytes_returned: Spread,
+    pub results_returned: Spread,
+    pub latency_ms: Spread,
+    pub latency_without_query_embedding_ms: Spread,
+    pub query_embedding_ms: Spread,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileReport {
     pub profile: String,
+    /// The evidence window the agent-facing recalls asked for.
+    pub window: usize,
     /// Headline: every scored question.
     pub overall: GroupMetrics,
     /// Scored questions by benchmark category.
@@ -103,16 +141,18 @@ pub struct ProfileReport {
     /// Abstention (LongMemEval `_abs`) and adversarial (LoCoMo category 5) questions.
     pub separate: Vec<GroupMetrics>,
     pub unscorable: usize,
-    pub bytes_returned: Spread,
-    pub latency_ms: Spread,
-    pub latency_without_query_embedding_ms: Spread,
-    pub query_embedding_ms: Spread,
+    pub budgets: Vec<BudgetReport>,
     /// Results whose team differs from the asking team: must be 0.
     pub cross_team_leaks: usize,
 }
 
 impl ProfileReport {
-    pub fn summarise(profile: &str, results: &[QuestionResult]) -> Self {
+    pub fn summarise(
+        profile: &str,
+        window: usize,
+        budgets: &[usize],
+        results: &[QuestionResult],
+    ) -> Self {
         let scored: Vec<&QuestionResult> = results
             .iter()
             .filter(|r| r.class == QuestionClass::Scored)
@@ -128,29 +168,42 @@ impl ProfileReport {
         .into_iter()
         .filter_map(|(class, name)| {
             let group: Vec<&QuestionResult> = results.iter().filter(|r| r.class == class).collect();
-            (!group.is_empty()).then(|| GroupMetrics::of(name.into(), &group))
+            (!group.is_empty()).then(|| GroupMetrics::of(name.into(), budgets, &group))
         })
         .collect();
-        let samples =
-            |f: &dyn Fn(&QuestionResult) -> f64| -> Vec<f64> { results.iter().map(f).collect() };
+        let budget_reports = budgets
+            .iter()
+            .enumerate()
+            .map(|(b, &context_bytes)| {
+                let samples = |f: &dyn Fn(&BudgetResult) -> f64| -> Vec<f64> {
+                    results.iter().map(|r| f(&r.budgets[b])).collect()
+                };
+                BudgetReport {
+                    context_bytes,
+                    bytes_returned: Spread::of(&samples(&|r| r.bytes as f64)),
+                    results_returned: Spread::of(&samples(&|r| r.returned as f64)),
+                    latency_ms: Spread::of(&samples(&|r| r.latency_ms)),
+                    latency_without_query_embedding_ms: Spread::of(&samples(&|r| {
+                        r.latency_ms - r.query_embedding_ms
+                    })),
+                    query_embedding_ms: Spread::of(&samples(&|r| r.query_embedding_ms)),
+                }
+            })
+            .collect();
         Self {
             profile: profile.to_string(),
-            overall: GroupMetrics::of("overall".into(), &scored),
+            window,
+            overall: GroupMetrics::of("overall".into(), budgets, &scored),
             by_category: categories
                 .into_iter()
-                .map(|(name, group)| GroupMetrics::of(name.to_string(), &group))
+                .map(|(name, group)| GroupMetrics::of(name.to_string(), budgets, &group))
                 .collect(),
             separate,
             unscorable: results
                 .iter()
                 .filter(|r| r.class == QuestionClass::Unscorable)
                 .count(),
-            bytes_returned: Spread::of(&samples(&|r| r.bytes as f64)),
-            latency_ms: Spread::of(&samples(&|r| r.latency_ms)),
-            latency_without_query_embedding_ms: Spread::of(&samples(&|r| {
-                r.latency_ms - r.query_embedding_ms
-            })),
-            query_embedding_ms: Spread::of(&samples(&|r| r.query_embedding_ms)),
+            budgets: budget_reports,
             cross_team_leaks: results.iter().map(|r| r.leaks).sum(),
         }
     }
@@ -170,10 +223,13 @@ impl EvalReport {
             self.dataset, i.items, i.teams, i.writes_per_sec, i.write_secs, i.embedded,
             i.embeds_per_sec, i.embed_secs, self.embedder
         );
+        let budgets: Vec<String> = self.context_bytes.iter().map(|b| b.to_string()).collect();
         let _ = writeln!(
             s,
-            "agent-facing recall: limit {}, {} bytes",
-            self.limit, self.context_bytes
+            "agent-facing recall: limit {}, budgets {} bytes; `in N` = gold turns among what \
+             fits N bytes (results and their windows)",
+            self.limit,
+            budgets.join(", ")
         );
         let columns: &[Column] = if self.dataset == "locomo" {
             &[
@@ -188,15 +244,31 @@ impl EvalReport {
                 ("S-any@5", |g| g.session_recall_any_at_5),
                 ("S-any@10", |g| g.session_recall_any_at_10),
                 ("S-nDCG@10", |g| g.session_ndcg_any_at_10),
-                ("T-any@5 budget", |g| g.turn_recall_any_at_5_in_budget),
                 ("T-any@5", |g| g.turn_recall_any_at_5),
             ]
         };
+        // Per budget: LoCoMo counts the share of gold turns, LongMemEval any gold turn
+        // within the first five results.
+        let budget_value = |g: &InBytes| {
+            if self.dataset == "locomo" {
+                g.turn_recall
+            } else {
+                g.turn_recall_any_at_5
+            }
+        };
+        let budget_heading = if self.dataset == "locomo" {
+            "T-R in"
+        } else {
+            "T-any@5 in"
+        };
         for profile in &self.profiles {
-            let _ = writeln!(s, "\nprofile {}", profile.profile);
+            let _ = writeln!(s, "\nprofile {} window {}", profile.profile, profile.window);
             let _ = write!(s, "  {:<28} {:>5}", "questions", "n");
             for (name, _) in columns {
-                let _ = write!(s, " {name:>14}");
+                let _ = write!(s, " {name:>10}");
+            }
+            for budget in &self.context_bytes {
+                let _ = write!(s, " {:>15}", format!("{budget_heading} {budget}"));
             }
             let _ = writeln!(s, " {:>9}", "top-score");
             let rows = std::iter::once(&profile.overall)
@@ -205,22 +277,26 @@ impl EvalReport {
             for group in rows {
                 let _ = write!(s, "  {:<28} {:>5}", group.group, group.questions);
                 for (_, value) in columns {
-                    let _ = write!(s, " {:>14.3}", value(group));
+                    let _ = write!(s, " {:>10.3}", value(group));
+                }
+                for in_bytes in &group.in_bytes {
+                    let _ = write!(s, " {:>15.3}", budget_value(in_bytes));
                 }
                 let _ = writeln!(s, " {:>9.3}", group.mean_top_score);
             }
             let spread = |x: &Spread| format!("p50 {:.1} p95 {:.1} p99 {:.1}", x.p50, x.p95, x.p99);
-            let _ = writeln!(
-                s,
-                "  bytes returned: p50 {:.0} p95 {:.0}",
-                profile.bytes_returned.p50, profile.bytes_returned.p95
-            );
-            let _ = writeln!(s, "  recall ms: {}", spread(&profile.latency_ms));
-            let _ = writeln!(
-                s,
-                "  recall ms without query embedding: {}",
-                spread(&profile.latency_without_query_embedding_ms)
-            );
+            for budget in &profile.budgets {
+                let _ = writeln!(
+                    s,
+                    "  in {} B: bytes returned p50 {:.0} p95 {:.0}; results p50 {:.0}; recall ms {}; without query embedding {}",
+                    budget.context_bytes,
+                    budget.bytes_returned.p50,
+                    budget.bytes_returned.p95,
+                    budget.results_returned.p50,
+                    spread(&budget.latency_ms),
+                    spread(&budget.latency_without_query_embedding_ms),
+                );
+            }
             let _ = writeln!(s, "  cross-team leaks: {}", profile.cross_team_leaks);
             if profile.unscorable > 0 {
                 let _ = writeln!(s, "  unscorable (no gold evidence): {}", profile.unscorable);

@@ -8,8 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mnem_core::recall::{DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS};
-use mnem_core::{Actor, EvidenceId, NewEvidence, RankingProfile, RecallQuery, SourceType};
+use mnem_core::recall::{
+    DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, DEFAULT_WINDOW, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS,
+};
+use mnem_core::{
+    Actor, EvidenceId, NewEvidence, RankingProfile, RecallHit, RecallQuery, SourceType,
+};
 use mnem_embed::Embedder;
 use mnem_postgres::PgStore;
 use mnem_service::{Memory, Recall};
@@ -19,12 +23,16 @@ use serde::Serialize;
 
 use crate::cache::CachingEmbedder;
 use crate::dataset::{Dataset, Item, QuestionClass};
-use crate::metrics::{dedup_in_order, gold_ranks};
+use crate::metrics::{dedup_in_order, gold_ranks, gold_result_ranks};
 use crate::report::{EvalReport, IngestReport, ProfileReport};
 use crate::EvalError;
 
 /// Results deep enough to rank gold turns and sessions for @10 and MRR.
 const DEEP_LIMIT: usize = 50;
+
+/// The byte budgets an agent-facing recall is measured under by default: a tight one
+/// and the product's default.
+pub const AGENT_BUDGETS: [usize; 2] = [2_000, DEFAULT_CONTEXT_BYTES];
 
 pub struct EvalOptions {
     pub profiles: Vec<RankingProfile>,
@@ -32,9 +40,12 @@ pub struct EvalOptions {
     /// Document vectors are read from and written to this cache (same contract only);
     /// query embedding never uses it.
     pub embed_cache: Option<PathBuf>,
-    /// The agent-facing recall: result limit and byte budget.
+    /// The agent-facing recall: result limit, and the byte budgets it is asked under
+    /// (each question once per budget; gold turns count only when returned).
     pub limit: usize,
-    pub context_bytes: usize,
+    pub context_bytes: Vec<usize>,
+    /// Evidence windows to compare: every profile runs once per window.
+    pub windows: Vec<usize>,
     /// One JSON line per question and profile, for error analysis.
     pub out: Option<PathBuf>,
     pub progress: bool,
@@ -49,7 +60,8 @@ impl Default for EvalOptions {
             embedder: None,
             embed_cache: None,
             limit: DEFAULT_LIMIT,
-            context_bytes: DEFAULT_CONTEXT_BYTES,
+            context_bytes: AGENT_BUDGETS.to_vec(),
+            windows: vec![DEFAULT_WINDOW],
             out: None,
             progress: false,
             database: None,
@@ -57,10 +69,11 @@ impl Default for EvalOptions {
     }
 }
 
-/// What one question got under one profile.
+/// What one question got under one profile and window.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionResult {
     pub profile: String,
+    pub window: usize,
     pub question_id: String,
     pub category: String,
     pub class: QuestionClass,
@@ -70,15 +83,25 @@ pub struct QuestionResult {
     pub item_ranks: Vec<usize>,
     /// 1-based ranks of gold sessions (a session ranks where its best turn ranks).
     pub group_ranks: Vec<usize>,
-    /// Ranks of gold turns among what the agent-facing recall returned within budget.
-    pub budget_item_ranks: Vec<usize>,
-    pub returned: usize,
-    pub bytes: usize,
-    pub latency_ms: f64,
-    pub query_embedding_ms: f64,
+    /// What the agent-facing recall returned under each byte budget.
+    pub budgets: Vec<BudgetResult>,
     pub top_score: Option<f64>,
     /// Results from another team (must be zero).
     pub leaks: usize,
+}
+
+/// One agent-facing recall of a question, under one byte budget.
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetResult {
+    pub context_bytes: usize,
+    /// For each gold turn that was returned (as a result, or in a result's window), the
+    /// 1-based rank of the result that carried it; ascending.
+    pub item_ranks: Vec<usize>,
+    pub returned: usize,
+    /// Every context byte returned, windows included.
+    pub bytes: usize,
+    pub latency_ms: f64,
+    pub query_embedding_ms: f64,
 }
 
 pub(crate) fn bar(enabled: bool, len: usize, what: &str) -> ProgressBar {
@@ -139,14 +162,21 @@ async fn run_on<S: GraphStore + SearchIndex + Clone>(
         let memory = Memory::open(store.clone(), options.embedder.clone())
             .await?
             .with_profile(profile.clone());
-        let results = ask(dataset, &memory, &actors, &origins, options).await?;
-        if let Some(out) = out.as_mut() {
-            for result in &results {
-                serde_json::to_writer(&mut *out, result).map_err(std::io::Error::from)?;
-                out.write_all(b"\n")?;
+        for &window in &options.windows {
+            let results = ask(dataset, &memory, &actors, &origins, options, window).await?;
+            if let Some(out) = out.as_mut() {
+                for result in &results {
+                    serde_json::to_writer(&mut *out, result).map_err(std::io::Error::from)?;
+                    out.write_all(b"\n")?;
+                }
             }
+            profiles.push(ProfileReport::summarise(
+                &profile.version,
+                window,
+                &options.context_bytes,
+                &results,
+            ));
         }
-        profiles.push(ProfileReport::summarise(&profile.version, &results));
     }
     if let Some(mut out) = out {
         out.flush()?;
@@ -159,7 +189,7 @@ async fn run_on<S: GraphStore + SearchIndex + Clone>(
             .map(|e| e.contract().key())
             .unwrap_or_else(|| "none".into()),
         limit: options.limit,
-        context_bytes: options.context_bytes,
+        context_bytes: options.context_bytes.clone(),
         ingest,
         profiles,
     })
@@ -225,9 +255,14 @@ async fn ask<S: GraphStore + SearchIndex>(
     actors: &[Actor],
     origins: &Origins,
     options: &EvalOptions,
+    window: usize,
 ) -> Result<Vec<QuestionResult>, EvalError> {
     let version = memory.profile().version.to_string();
-    let progress = bar(options.progress, dataset.questions.len(), &version);
+    let progress = bar(
+        options.progress,
+        dataset.questions.len(),
+        &format!("{version} w{window}"),
+    );
     let mut results = Vec::new();
     for question in &dataset.questions {
         let actor = &actors[question.haystack];
@@ -235,43 +270,76 @@ async fn ask<S: GraphStore + SearchIndex>(
         // A benchmark question longer than a query may be is cut, not failed: one
         // outlier must not end a quarter-hour run.
         let text: String = question.text.chars().take(MAX_QUERY_CHARS).collect();
-        let query = |limit, context_bytes| RecallQuery {
+        let query = |limit, context_bytes, window| RecallQuery {
             request_time: Some(question.asked_at),
             limit,
             context_bytes,
+            window,
             ..RecallQuery::text(text.clone())
         };
-        let started = Instant::now();
-        let agent = memory
-            .recall(actor, query(options.limit, options.context_bytes))
-            .await?;
-        let latency = started.elapsed();
+        // Ranks are measured on one deep list of single items, whatever the window.
         let deep = memory
-            .recall(actor, query(DEEP_LIMIT, MAX_CONTEXT_BYTES))
+            .recall(actor, query(DEEP_LIMIT, MAX_CONTEXT_BYTES, 0))
             .await?;
-
-        // The benchmark turns behind a recall's hits, in rank order (this team's only).
-        let turns = |recall: &Recall| -> Vec<&Item> {
-            recall
-                .hits
-                .iter()
-                .filter_map(|hit| origins.get(&hit.evidence.id))
+        let origin = |id: &EvidenceId| {
+            origins
+                .get(id)
                 .filter(|(h, _)| *h == question.haystack)
-                .map(|&(_, i)| &haystack.items[i])
-                .collect()
+                .map(|&(_, i)| haystack.items[i].id.as_str())
         };
-        let deep_turns = turns(&deep);
+        let deep_turns: Vec<&Item> = deep
+            .hits
+            .iter()
+            .filter_map(|hit| origins.get(&hit.evidence.id))
+            .filter(|(h, _)| *h == question.haystack)
+            .map(|&(_, i)| &haystack.items[i])
+            .collect();
         let deep_items = ids(&deep_turns);
         let deep_groups = dedup_in_order(deep_turns.iter().map(|t| t.group.as_str()));
         let leaks = |recall: &Recall| {
             recall
                 .hits
                 .iter()
-                .filter(|hit| hit.evidence.team != actor.team)
+                .flat_map(|hit| {
+                    std::iter::once(&hit.evidence).chain(hit.window_items().map(|i| &i.evidence))
+                })
+                .filter(|evidence| evidence.team != actor.team)
                 .count()
         };
+        let mut leaked = leaks(&deep);
+        let mut budgets = Vec::new();
+        let mut top_score = None;
+        for &context_bytes in &options.context_bytes {
+            let started = Instant::now();
+            let agent = memory
+                .recall(actor, query(options.limit, context_bytes, window))
+                .await?;
+            let latency = started.elapsed();
+            leaked += leaks(&agent);
+            top_score = top_score.or(agent.hits.first().map(|hit| hit.score.value()));
+            // Each result's benchmark turns: the hit and its window.
+            let returned: Vec<Vec<&str>> = agent
+                .hits
+                .iter()
+                .map(|hit| {
+                    std::iter::once(&hit.evidence.id)
+                        .chain(hit.window_items().map(|item| &item.evidence.id))
+                        .filter_map(origin)
+                        .collect()
+                })
+                .collect();
+            budgets.push(BudgetResult {
+                context_bytes,
+                item_ranks: gold_result_ranks(&returned, &question.gold_items),
+                returned: agent.hits.len(),
+                bytes: agent.hits.iter().map(RecallHit::bytes).sum(),
+                latency_ms: millis(latency),
+                query_embedding_ms: millis(agent.query_embedding),
+            });
+        }
         results.push(QuestionResult {
             profile: version.clone(),
+            window,
             question_id: question.id.clone(),
             category: question.category.clone(),
             class: question.class,
@@ -279,13 +347,9 @@ async fn ask<S: GraphStore + SearchIndex>(
             gold_groups: question.gold_groups.len(),
             item_ranks: gold_ranks(&deep_items, &question.gold_items),
             group_ranks: gold_ranks(&deep_groups, &question.gold_groups),
-            budget_item_ranks: gold_ranks(&ids(&turns(&agent)), &question.gold_items),
-            returned: agent.hits.len(),
-            bytes: agent.hits.iter().map(|hit| hit.context.len()).sum(),
-            latency_ms: millis(latency),
-            query_embedding_ms: millis(agent.query_embedding),
-            top_score: agent.hits.first().map(|hit| hit.score.value()),
-            leaks: leaks(&agent) + leaks(&deep),
+            budgets,
+            top_score,
+            leaks: leaked,
         });
         progress.inc(1);
     }

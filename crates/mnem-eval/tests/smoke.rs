@@ -29,7 +29,13 @@ async fn longmemeval_mini_finds_each_answer_session_first_and_reports_abstention
     assert_eq!(profile.overall.questions, 2);
     assert_eq!(profile.overall.session_recall_any_at_1, 1.0);
     assert_eq!(profile.overall.session_ndcg_any_at_10, 1.0);
-    assert_eq!(profile.overall.turn_recall_any_at_5_in_budget, 1.0);
+    for in_bytes in &profile.overall.in_bytes {
+        assert_eq!(
+            in_bytes.turn_recall_any_at_5, 1.0,
+            "{}",
+            in_bytes.context_bytes
+        );
+    }
     assert_eq!(profile.separate.len(), 1);
     assert_eq!(profile.separate[0].group, "abstention");
     assert_eq!(profile.separate[0].questions, 1);
@@ -54,12 +60,12 @@ async fn only_what_fits_the_byte_budget_counts_as_returned() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("questions.jsonl");
     let options = EvalOptions {
-        context_bytes: 64,
+        context_bytes: vec![64],
         out: Some(out.clone()),
         ..lexical()
     };
     let report = run(&dataset, &options).await.unwrap();
-    assert!(report.profiles[0].bytes_returned.p95 <= 64.0);
+    assert!(report.profiles[0].budgets[0].bytes_returned.p95 <= 64.0);
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()
@@ -69,8 +75,8 @@ async fn only_what_fits_the_byte_budget_counts_as_returned() {
     let marathon = &lines[0];
     assert_eq!(marathon["question_id"], "mini:0");
     assert_eq!(marathon["item_ranks"], serde_json::json!([1, 2]));
-    assert_eq!(marathon["budget_item_ranks"], serde_json::json!([1]));
-    assert_eq!(marathon["returned"], 1);
+    assert_eq!(marathon["budgets"][0]["item_ranks"], serde_json::json!([1]));
+    assert_eq!(marathon["budgets"][0]["returned"], 1);
 }
 
 #[tokio::test]
@@ -104,8 +110,8 @@ async fn profiles_run_on_one_ingest_and_report_query_embedding_time_only_with_ve
     assert_eq!(report.ingest.embedded, report.ingest.items);
     let names: Vec<&str> = report.profiles.iter().map(|p| p.profile.as_str()).collect();
     assert_eq!(names, ["lexical-1", "vector-1", "convex-1"]);
-    assert_eq!(report.profiles[0].query_embedding_ms.p99, 0.0);
-    assert!(report.profiles[1].query_embedding_ms.p50 > 0.0);
+    assert_eq!(report.profiles[0].budgets[0].query_embedding_ms.p99, 0.0);
+    assert!(report.profiles[1].budgets[0].query_embedding_ms.p50 > 0.0);
     for profile in &report.profiles {
         assert_eq!(
             profile.overall.session_recall_any_at_5, 1.0,

@@ -22,8 +22,12 @@ pub struct RecallInput {
     pub query: String,
     /// Results to return at most (1-50, default 10).
     pub limit: Option<usize>,
-    /// Byte budget of all returned contexts together (default 6000).
+    /// Byte budget of all returned contexts together, windows included (default 6000).
     pub context_bytes: Option<usize>,
+    /// Evidence window (0-5): each result also brings up to this many neighbouring items
+    /// on each side from its conversation, thread or document (`before`/`after`, in
+    /// order; `hit` marks a neighbour that matched too). 0 turns it off.
+    pub window: Option<usize>,
     /// Only evidence of these kinds (fact, decision, preference, observation, ...).
     #[serde(default)]
     pub kinds: Vec<String>,
@@ -89,6 +93,7 @@ impl RecallInput {
             known_relationship_ids: self.known_relationship_ids,
             expand_from_entity_ids: self.expand_from_entity_ids,
             path_limit: self.path_limit.unwrap_or(defaults.path_limit),
+            window: self.window.unwrap_or(defaults.window),
             ..defaults
         })
     }

@@ -92,7 +92,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Recall ranked evidence for a query, within a byte budget, plus compact discovery paths through verified relationships. Use it every turn that may depend on memory. `results` are the evidence to answer from, best first; `discovery_paths` are follow-up hints (relationship ids for trace_memory, entity ids for expand_from_entity_ids). Pass ids you have already seen in known_evidence_ids / known_relationship_ids to get new context on a follow-up call. Requires `query` or `expand_from_entity_ids`."
+        description = "Recall ranked evidence for a query, within a byte budget, plus compact discovery paths through verified relationships. Use it every turn that may depend on memory. `results` are the evidence to answer from, best first, each with the neighbouring items of its conversation or document in `before`/`after` (set `window`: 0 for matches alone); `discovery_paths` are follow-up hints (relationship ids for trace_memory, entity ids for expand_from_entity_ids). Pass ids you have already seen in known_evidence_ids / known_relationship_ids to get new context on a follow-up call. Requires `query` or `expand_from_entity_ids`."
     )]
     async fn recall_memory(
         &self,

@@ -187,3 +187,51 @@ async fn each_server_sees_only_its_own_team() {
     let own = ok(&call(&ours, "recall_memory", json!({"query": "vault code"})).await);
     assert_eq!(own["results"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_recall_window_brings_the_neighbouring_turns_in_order_and_bad_windows_name_the_field() {
+    let client = connect(store(), "t").await;
+    let turns = [
+        "Ann: are we still on for Saturday?",
+        "Ben: yes, the climbing gym at ten",
+        "Ann: great, I will bring the rope",
+    ];
+    for (i, turn) in turns.iter().enumerate() {
+        ok(&call(
+            &client,
+            "remember",
+            json!({"evidence": [{"content": turn, "source_key": "chat-1",
+                                 "observed_at": format!("2024-03-0{}T10:00:00Z", i + 1)}]}),
+        )
+        .await);
+    }
+    let recalled = ok(&call(
+        &client,
+        "recall_memory",
+        json!({"query": "climbing gym", "window": 1}),
+    )
+    .await);
+    let result = &recalled["results"][0];
+    assert_eq!(result["context"], turns[1]);
+    assert_eq!(result["before"][0]["context"], turns[0]);
+    assert_eq!(result["after"][0]["context"], turns[2]);
+    assert_eq!(result["after"][0]["hit"], false);
+    let plain = ok(&call(
+        &client,
+        "recall_memory",
+        json!({"query": "climbing gym", "window": 0}),
+    )
+    .await);
+    assert!(
+        plain["results"][0].get("before").is_none(),
+        "window 0: the original shape"
+    );
+    let bad = call(
+        &client,
+        "recall_memory",
+        json!({"query": "gym", "window": 6}),
+    )
+    .await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("window"), "{}", text(&bad));
+}

@@ -3,9 +3,11 @@
 //! Okapi BM25 from per-team statistics and per-row term frequencies over the GIN index's
 //! matches; vectors are pgvector's HNSW with iterative scans.
 
+use std::collections::HashMap;
+
 use mnem_core::{
-    Actor, Candidate, EmbeddingContract, LifecycleState, Order, RecallQuery, ScopeFilter, Space,
-    Timestamp,
+    Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, LifecycleState, Neighbours, Order,
+    RecallQuery, ScopeFilter, Space, Timestamp,
 };
 use mnem_store::Result;
 use tokio_postgres::Transaction;
@@ -453,4 +455,73 @@ pub async fn tune_vector_scan(tx: &Transaction<'_>, pool: usize) -> Result<()> {
     .await
     .db()?;
     Ok(())
+}
+
+/// Evidence windows: each hit's eligible neighbours in its source group, nearest first on
+/// each side. One statement per side for all hits: a lateral index walk from each hit's
+/// position that stops after `window` eligible rows.
+pub async fn neighbours(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    query: &RecallQuery,
+    now: Timestamp,
+    hits: &[Evidence],
+    window: usize,
+) -> Result<HashMap<EvidenceId, Neighbours>> {
+    let grouped: Vec<&Evidence> = hits.iter().filter(|h| h.source_key.is_some()).collect();
+    let mut found: HashMap<EvidenceId, Neighbours> = grouped
+        .iter()
+        .map(|hit| (hit.id, Neighbours::default()))
+        .collect();
+    if window == 0 || grouped.is_empty() {
+        return Ok(HashMap::new());
+    }
+    for (comparison, direction) in [("<", "DESC"), (">", "ASC")] {
+        let mut stmt = Statement::default();
+        let ids = stmt.arg(grouped.iter().map(|h| h.id.0).collect::<Vec<uuid::Uuid>>());
+        let stamps = stmt.arg(
+            grouped
+                .iter()
+                .map(|h| h.observed_at.as_micros())
+                .collect::<Vec<i64>>(),
+        );
+        let keys = stmt.arg(
+            grouped
+                .iter()
+                .map(|h| h.source_key.clone().unwrap_or_default())
+                .collect::<Vec<String>>(),
+        );
+        let team = stmt.arg(actor.team.0);
+        stmt.sql = format!(
+            "SELECT e.evidence_id FROM evidence e \
+             WHERE e.source_key = h.key \
+             AND (e.observed_at, e.evidence_id) {comparison} (h.at, h.id)"
+        );
+        push_eligibility(&mut stmt, actor, query, now);
+        let limit = stmt.arg(window as i64);
+        let inner = std::mem::take(&mut stmt.sql);
+        stmt.sql = format!(
+            "SELECT {columns}, h.id FROM \
+             unnest({ids}::uuid[], {stamps}::int8[], {keys}::text[]) WITH ORDINALITY \
+               AS h (id, at, key, ord) \
+             CROSS JOIN LATERAL ({inner} \
+               ORDER BY e.observed_at {direction}, e.evidence_id {direction} \
+               LIMIT {limit}) n \
+             JOIN evidence e ON e.team_id = {team} AND e.evidence_id = n.evidence_id \
+             ORDER BY h.ord, e.observed_at {direction}, e.evidence_id {direction}",
+            columns = evidence_columns(query.known_at),
+        );
+        let rows = tx.query(&stmt.sql, &param_refs(&stmt.params)).await.db()?;
+        for row in &rows {
+            let hit = EvidenceId(col(row, EVIDENCE_COLUMN_COUNT)?);
+            let neighbour = evidence_from_row(row)?;
+            if let Some(entry) = found.get_mut(&hit) {
+                match direction {
+                    "DESC" => entry.before.push(neighbour),
+                    _ => entry.after.push(neighbour),
+                }
+            }
+        }
+    }
+    Ok(found)
 }

@@ -17,6 +17,7 @@ mod rows;
 mod search;
 pub mod testing;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -26,7 +27,8 @@ use mnem_core::graph::{
 };
 use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
-    LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
+    LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
+    Timestamp,
 };
 use mnem_store::{graph_read, graph_write};
 use mnem_store::{
@@ -306,6 +308,19 @@ impl EvidenceStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         candidates::lexical(&tx, actor, query, now, pool, self.prune_lexical).await
+    }
+
+    async fn neighbours(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        hits: Vec<Evidence>,
+        window: usize,
+    ) -> Result<HashMap<EvidenceId, Neighbours>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        candidates::neighbours(&tx, actor, query, now, &hits, window).await
     }
 }
 

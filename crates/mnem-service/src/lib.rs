@@ -11,13 +11,16 @@ mod graph;
 mod verifier;
 mod worker;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mnem_core::graph::{DiscoveryLimits, DiscoveryPath, DEFAULT_MODEL_CONFIDENCE};
+use mnem_core::pipeline::fit_budget;
+use mnem_core::window::{self, WindowStep};
 use mnem_core::{
-    rank, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, NewEvidence,
+    rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, NewEvidence,
     RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
@@ -262,7 +265,13 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                 tracing::warn!(%err, "could not record degradation");
             }
         }
-        let hits = rank(branches, &plan, actor, &self.profile);
+        let hits = self
+            .with_windows(
+                actor,
+                &plan,
+                rank_all(branches, &plan, actor, &self.profile),
+            )
+            .await?;
         // Discovery runs only now, on fixed results: it cannot move evidence.
         let discovery_started = Instant::now();
         let discovery_paths = self
@@ -275,6 +284,38 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             discovery_paths,
             discovery: discovery_started.elapsed(),
         })
+    }
+
+    /// The budgeted, limited results of a recall: with a window, each result carries its
+    /// neighbours (read from the store in rounds until every result has its window;
+    /// assembled by the core); without, the ranked hits alone.
+    async fn with_windows(
+        &self,
+        actor: &Actor,
+        plan: &RecallPlan,
+        ranked: Vec<RecallHit>,
+    ) -> Result<Vec<RecallHit>> {
+        let query = &plan.query;
+        let mut neighbours = HashMap::new();
+        let mut results = loop {
+            match window::assemble(&ranked, &neighbours, query, actor, plan.now) {
+                WindowStep::Done(results) => break results,
+                WindowStep::Read(hits) => {
+                    let read = self
+                        .store
+                        .neighbours(actor, query, plan.now, hits.clone(), query.window)
+                        .await?;
+                    neighbours.extend(read);
+                    // A hit the store gave no entry (no source group after all) has no
+                    // neighbours: recorded, so the next round does not ask again.
+                    for hit in hits {
+                        neighbours.entry(hit.id).or_default();
+                    }
+                }
+            }
+        };
+        fit_budget(&mut results, query.context_bytes);
+        Ok(results)
     }
 
     /// One embedding of the query text, off the async executor.

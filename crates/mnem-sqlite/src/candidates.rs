@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use mnem_core::{
-    Actor, Candidate, Evidence, LifecycleState, Order, RecallQuery, ScopeFilter, Space, Timestamp,
+    Actor, Candidate, Evidence, EvidenceId, LifecycleState, Neighbours, Order, RecallQuery,
+    ScopeFilter, Space, Timestamp,
 };
 use rusqlite::types::Value;
 use rusqlite::Connection;
@@ -319,4 +320,55 @@ fn hydrate(
             })
         })
         .collect())
+}
+
+/// Evidence windows: each hit's eligible neighbours in its source group, nearest first on
+/// each side. Two statements per hit (before, after), each walking the group index from
+/// the hit's position and stopping after `window` eligible rows.
+pub fn neighbours(
+    conn: &Connection,
+    actor: &Actor,
+    query: &RecallQuery,
+    now: Timestamp,
+    hits: &[Evidence],
+    window: usize,
+) -> rusqlite::Result<HashMap<EvidenceId, Neighbours>> {
+    let mut found = HashMap::new();
+    if window == 0 {
+        return Ok(found);
+    }
+    for hit in hits {
+        let Some(key) = &hit.source_key else {
+            continue;
+        };
+        let side = |comparison: &str, direction: &str| {
+            let mut stmt = Statement {
+                sql: format!(
+                    "SELECT {columns} FROM {EVIDENCE_FROM} \
+                     WHERE e.source_key = ? \
+                     AND (e.observed_at, e.evidence_id) {comparison} (?, ?)",
+                    columns = evidence_columns(query.known_at),
+                ),
+                params: vec![
+                    Value::Text(key.clone()),
+                    Value::Integer(hit.observed_at.as_micros()),
+                    Value::Blob(hit.id.as_bytes().to_vec()),
+                ],
+            };
+            push_eligibility(&mut stmt, actor, query, now);
+            stmt.sql.push_str(&format!(
+                " ORDER BY e.observed_at {direction}, e.evidence_id {direction}"
+            ));
+            stmt.push(" LIMIT ?", Value::Integer(window as i64));
+            let mut prepared = conn.prepare_cached(&stmt.sql)?;
+            let rows = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| {
+                evidence_from_row(row)
+            })?;
+            rows.collect::<rusqlite::Result<Vec<Evidence>>>()
+        };
+        let before = side("<", "DESC")?;
+        let after = side(">", "ASC")?;
+        found.insert(hit.id, Neighbours { before, after });
+    }
+    Ok(found)
 }

@@ -14,6 +14,7 @@ mod migrations;
 mod rows;
 mod search;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,7 +25,8 @@ use mnem_core::graph::{
 };
 use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
-    LifecycleState, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId, Timestamp,
+    LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
+    Timestamp,
 };
 use mnem_store::{graph_read, graph_write};
 use mnem_store::{
@@ -297,6 +299,22 @@ impl EvidenceStore for SqliteStore {
         let query = query.clone();
         self.with_reader(move |conn| candidates::lexical(conn, &actor, &query, now, pool).db())
             .await
+    }
+
+    async fn neighbours(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        hits: Vec<Evidence>,
+        window: usize,
+    ) -> Result<HashMap<EvidenceId, Neighbours>> {
+        let actor = *actor;
+        let query = query.clone();
+        self.with_reader(move |conn| {
+            candidates::neighbours(conn, &actor, &query, now, &hits, window).db()
+        })
+        .await
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod graph_read;
 pub mod graph_write;
 
+use std::collections::HashMap;
 use std::future::Future;
 
 use mnem_core::graph::{
@@ -16,8 +17,8 @@ use mnem_core::graph::{
 };
 use mnem_core::{
     Access, Actor, ApiKeyRecord, Candidate, Clock, EmbeddingContract, EntityId, Evidence,
-    EvidenceId, LifecycleEvent, NewEvidence, RecallQuery, RelationshipId, TeamId, Timestamp,
-    ValidationError,
+    EvidenceId, LifecycleEvent, Neighbours, NewEvidence, RecallQuery, RelationshipId, TeamId,
+    Timestamp, ValidationError,
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -115,6 +116,20 @@ pub trait EvidenceStore: Send + Sync {
         now: Timestamp,
         pool: usize,
     ) -> impl Future<Output = Result<Vec<Candidate>>> + Send;
+
+    /// Evidence windows: for each of `hits` that has a `source_key`, up to `window`
+    /// evidence items on each side of it in its source group (group order: `observed_at`,
+    /// then id), nearest first, each eligible by exactly the rules and selectors the
+    /// lexical branch applies for `query` at `now`. Ineligible items are skipped, not
+    /// counted. Hits without a `source_key` have no entry.
+    fn neighbours(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        hits: Vec<Evidence>,
+        window: usize,
+    ) -> impl Future<Output = Result<HashMap<EvidenceId, Neighbours>>> + Send;
 }
 
 /// A relationship proposal with its verification done: the events to append and the

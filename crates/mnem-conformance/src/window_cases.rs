@@ -1,0 +1,223 @@
+//! Evidence windows: a result's neighbours from its source group. Each case writes one
+//! group (a `source_key`) whose items are observed one second apart, asserts the stamps
+//! strictly increase (so "before" and "after" cannot silently collapse), and recalls one
+//! item by a word only it holds.
+
+use mnem_core::{Evidence, EvidenceId, NewEvidence, RecallHit, RecallQuery, Space};
+
+use crate::helpers::{want_increasing_stamps, want_order, Backend, Fixture};
+
+const GROUP: &str = "session-7";
+
+/// Turn `n` of the case's group: "turn n …", observed `n` seconds after the start.
+fn turn(n: i64, words: &str) -> NewEvidence {
+    let mut new = NewEvidence::new(format!("turn {n} {words}"));
+    new.source_key = Some(GROUP.into());
+    new.observed_at = Some(crate::helpers::START.plus_seconds(n));
+    new
+}
+
+/// Writes turns 1..=count of the group, the one at `needle` holding `word`.
+async fn group<S: Backend>(fx: &Fixture<S>, count: i64, needle: i64, word: &str) -> Vec<Evidence> {
+    let mut items = Vec::new();
+    for n in 1..=count {
+        let words = if n == needle { word } else { "small talk" };
+        items.push(fx.remember_with(turn(n, words)).await);
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    items
+}
+
+fn windowed(query: &str, window: usize) -> RecallQuery {
+    RecallQuery {
+        window,
+        ..RecallQuery::text(query)
+    }
+}
+
+/// The window of a result in group order, the result itself included.
+fn window_ids(hit: &RecallHit) -> Vec<EvidenceId> {
+    hit.before
+        .iter()
+        .map(|item| item.evidence.id)
+        .chain([hit.evidence.id])
+        .chain(hit.after.iter().map(|item| item.evidence.id))
+        .collect()
+}
+
+fn ids_of(items: &[&Evidence]) -> Vec<EvidenceId> {
+    items.iter().map(|e| e.id).collect()
+}
+
+pub async fn evidence_window_brings_neighbours_of_the_same_group_in_order<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let items = group(&fx, 7, 4, "zeppelin").await;
+    let mut elsewhere = NewEvidence::new("turn 5 small talk in another session");
+    elsewhere.source_key = Some("session-8".into());
+    elsewhere.observed_at = items[4].observed_at.into();
+    fx.remember_with(elsewhere).await;
+    let hits = fx.recall(windowed("zeppelin", 2)).await;
+    want_order(&hits, &[&items[3]], "the match is the one result");
+    assert_eq!(
+        window_ids(&hits[0]),
+        ids_of(&[&items[1], &items[2], &items[3], &items[4], &items[5]]),
+        "two neighbours each side, in group order, no other group"
+    );
+    assert!(
+        hits[0].window_items().all(|item| !item.hit),
+        "no neighbour matched"
+    );
+    let alone = fx.recall(windowed("zeppelin", 0)).await;
+    assert!(
+        alone[0].before.is_empty() && alone[0].after.is_empty(),
+        "window 0 is off"
+    );
+}
+
+pub async fn evidence_window_never_shows_what_the_reader_could_not_recall<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let other_team = fx.store.open_team("other-team").await.expect("team");
+    let colleague = fx
+        .store
+        .open_profile("conformance", "colleague")
+        .await
+        .expect("profile");
+    let mut items = Vec::new();
+    for n in 1..=9 {
+        let words = if n == 5 { "zeppelin" } else { "small talk" };
+        let mut new = turn(n, words);
+        if n == 3 {
+            new.expires_at = Some(fx.clock.peek().plus_seconds(60));
+        }
+        let item = match n {
+            // Another team's item in a group of the same name, between two of ours.
+            4 => fx.store.remember(&other_team, new).await.expect("remember"),
+            // Another profile's private item.
+            6 => {
+                new.space = Space::Private;
+                fx.store.remember(&colleague, new).await.expect("remember")
+            }
+            _ => fx.remember_with(new).await,
+        };
+        items.push(item);
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    fx.store
+        .retract(&fx.actor, items[1].id, None)
+        .await
+        .expect("retract turn 2");
+    fx.store
+        .quarantine_evidence(&fx.actor, vec![items[6].id], "held".into())
+        .await
+        .expect("quarantine turn 7");
+    fx.clock.advance_seconds(120); // turn 3 expires
+    let hits = fx.recall(windowed("zeppelin", 2)).await;
+    want_order(&hits, &[&items[4]], "the match is the one result");
+    assert_eq!(
+        window_ids(&hits[0]),
+        ids_of(&[&items[0], &items[4], &items[7], &items[8]]),
+        "retracted, expired, other-team, private and quarantined turns are skipped, \
+         and the next eligible turns take their place"
+    );
+    let read = fx
+        .store
+        .neighbours(
+            &fx.actor,
+            &windowed("zeppelin", 2).validated().expect("valid"),
+            fx.clock.peek(),
+            vec![items[4].clone()],
+            2,
+        )
+        .await
+        .expect("neighbours");
+    let read = &read[&items[4].id];
+    assert_eq!(
+        read.before.iter().map(|e| e.id).collect::<Vec<_>>(),
+        ids_of(&[&items[0]]),
+        "the backend itself reads only eligible neighbours, nearest first"
+    );
+    assert_eq!(
+        read.after.iter().map(|e| e.id).collect::<Vec<_>>(),
+        ids_of(&[&items[7], &items[8]]),
+        "the backend itself reads only eligible neighbours, nearest first"
+    );
+    let theirs = fx.recall_as(&other_team, windowed("small", 5)).await;
+    assert!(
+        theirs
+            .iter()
+            .flat_map(
+                |hit| std::iter::once(&hit.evidence).chain(hit.window_items().map(|i| &i.evidence))
+            )
+            .all(|e| e.team == other_team.team),
+        "another team's windows hold only its own evidence"
+    );
+}
+
+pub async fn evidence_windows_that_overlap_merge_and_every_id_appears_once<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let mut items = Vec::new();
+    for n in 1..=9 {
+        let words = if n == 4 || n == 6 {
+            "zeppelin"
+        } else {
+            "small talk"
+        };
+        items.push(fx.remember_with(turn(n, words)).await);
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    let hits = fx.recall(windowed("zeppelin", 2)).await;
+    assert_eq!(hits.len(), 1, "two overlapping windows are one result");
+    assert_eq!(
+        window_ids(&hits[0]),
+        ids_of(&items[1..8].iter().collect::<Vec<_>>()),
+        "the merged window spans both hits' neighbours in order"
+    );
+    let marked: Vec<EvidenceId> = hits[0]
+        .window_items()
+        .filter(|item| item.hit)
+        .map(|item| item.evidence.id)
+        .collect();
+    assert_eq!(marked.len(), 1, "the other match is marked as a hit");
+    assert!(
+        [items[3].id, items[5].id].contains(&marked[0]),
+        "the marked item is the other match"
+    );
+}
+
+pub async fn evidence_window_bytes_count_against_the_budget_and_neighbours_go_first<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let mut items = Vec::new();
+    for n in 1..=20 {
+        let words = if n == 5 || n == 15 {
+            "zeppelin"
+        } else {
+            "small talk"
+        };
+        items.push(fx.remember_with(turn(n, words)).await);
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    // Both hits and two short neighbours fit; not four.
+    let budget = items[4].content.len() + items[14].content.len() + 2 * items[0].content.len() + 5;
+    let hits = fx
+        .recall(RecallQuery {
+            context_bytes: budget,
+            ..windowed("zeppelin", 2)
+        })
+        .await;
+    let returned: usize = hits.iter().map(RecallHit::bytes).sum();
+    assert!(returned <= budget, "{returned} bytes over {budget}");
+    assert_eq!(hits.len(), 2, "both hits are kept before any neighbour");
+    let kept: Vec<usize> = hits
+        .iter()
+        .flat_map(|hit| hit.window_items().map(|item| item.distance))
+        .collect();
+    assert_eq!(
+        kept,
+        vec![1, 1],
+        "the two neighbours kept are hits' nearest"
+    );
+}
