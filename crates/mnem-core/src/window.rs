@@ -90,18 +90,26 @@ pub fn assemble(
     let mut drafts: Vec<Draft> = Vec::new();
     // Which draft shows each id.
     let mut shown: HashMap<EvidenceId, usize> = HashMap::new();
+    // Results that would open past the byte budget: counted, never built.
+    let mut past_budget = 0;
     for (index, hit) in ranked.iter().enumerate() {
-        // A result opened after the results' own contexts fill the budget would get no
-        // byte (`fit_budget` stops there), so its neighbours are not worth reading.
-        let primary_bytes: usize = drafts.iter().map(|d| d.primary_bytes).sum();
-        if drafts.len() >= limit || primary_bytes >= query.context_bytes {
+        if drafts.len() + past_budget >= limit {
             break;
+        }
+        // A result opened after the results' own contexts fill the budget would get no
+        // byte (`fit_budget` stops there), so its neighbours are not worth reading. It
+        // still takes its place under `limit`, so the later hits that merge into (and
+        // widen) earlier windows are the same as if it had been built.
+        let primary_bytes: usize = drafts.iter().map(|d| d.primary_bytes).sum();
+        if primary_bytes >= query.context_bytes && !shown.contains_key(&hit.evidence.id) {
+            past_budget += 1;
+            continue;
         }
         let mut items = BTreeMap::new();
         items.insert(group_key(&hit.evidence), (hit.evidence.clone(), true));
         if let (Some(key), true) = (&hit.evidence.source_key, window > 0) {
             let Some(found) = neighbours.get(&hit.evidence.id) else {
-                let room = query.context_bytes - primary_bytes;
+                let room = query.context_bytes.saturating_sub(primary_bytes);
                 return WindowStep::Read(to_read(
                     ranked,
                     index,
@@ -181,11 +189,13 @@ fn to_read(
     let mut bytes = 0;
     ranked[from..]
         .iter()
-        .take_while(|hit| {
-            let fits = bytes < room;
+        .enumerate()
+        .take_while(|(i, hit)| {
+            let fits = *i == 0 || bytes < room;
             bytes += hit.context.len();
             fits
         })
+        .map(|(_, hit)| hit)
         .filter(|hit| hit.evidence.source_key.is_some())
         .filter(|hit| !neighbours.contains_key(&hit.evidence.id))
         .take(missing.max(1))
