@@ -110,13 +110,7 @@ pub fn assemble(
         if let (Some(key), true) = (&hit.evidence.source_key, window > 0) {
             let Some(found) = neighbours.get(&hit.evidence.id) else {
                 let room = query.context_bytes.saturating_sub(primary_bytes);
-                return WindowStep::Read(to_read(
-                    ranked,
-                    index,
-                    neighbours,
-                    limit - drafts.len(),
-                    room,
-                ));
+                return WindowStep::Read(to_read(ranked, index, neighbours, &shown, room, limit));
             };
             let sides = [&found.before, &found.after];
             for side in sides {
@@ -175,32 +169,37 @@ pub fn assemble(
     )
 }
 
-/// The hits from `from` on whose neighbours are unknown, as many as results are still
-/// missing and as the budget's `room` can still show (some may end up inside another's
-/// window: a small over-read, never a wrong answer). Never empty: the hit at `from`
-/// needs its neighbours.
+/// The hits from `from` on whose neighbours are unknown and that this assembly may still
+/// need: those already inside a window (they merge and widen it), and new results while
+/// the budget's `room` can still show them — up to `batch` of them, so one read serves
+/// several rounds' worth (a read is one blocking hop; an extra hit is two index walks).
+/// Never empty: the hit at `from` needs its neighbours.
 fn to_read(
     ranked: &[RecallHit],
     from: usize,
     neighbours: &HashMap<EvidenceId, Neighbours>,
-    missing: usize,
+    shown: &HashMap<EvidenceId, usize>,
     room: usize,
+    batch: usize,
 ) -> Vec<Evidence> {
     let mut bytes = 0;
-    ranked[from..]
-        .iter()
-        .enumerate()
-        .take_while(|(i, hit)| {
-            let fits = *i == 0 || bytes < room;
+    let mut wanted = Vec::new();
+    for (i, hit) in ranked[from..].iter().enumerate() {
+        if wanted.len() >= batch.max(1) {
+            break;
+        }
+        let inside = shown.contains_key(&hit.evidence.id);
+        if !inside {
+            if i > 0 && bytes >= room {
+                continue;
+            }
             bytes += hit.context.len();
-            fits
-        })
-        .map(|(_, hit)| hit)
-        .filter(|hit| hit.evidence.source_key.is_some())
-        .filter(|hit| !neighbours.contains_key(&hit.evidence.id))
-        .take(missing.max(1))
-        .map(|hit| hit.evidence.clone())
-        .collect()
+        }
+        if hit.evidence.source_key.is_some() && !neighbours.contains_key(&hit.evidence.id) {
+            wanted.push(hit.evidence.clone());
+        }
+    }
+    wanted
 }
 
 /// Turns a draft into a result: the primary hit with the items before and after it, each

@@ -127,6 +127,7 @@ pub struct BudgetReport {
     pub latency_ms: Spread,
     pub latency_without_query_embedding_ms: Spread,
     pub query_embedding_ms: Spread,
+    pub windows_ms: Spread,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -187,6 +188,7 @@ impl ProfileReport {
                         r.latency_ms - r.query_embedding_ms
                     })),
                     query_embedding_ms: Spread::of(&samples(&|r| r.query_embedding_ms)),
+                    windows_ms: Spread::of(&samples(&|r| r.windows_ms)),
                 }
             })
             .collect();
@@ -288,13 +290,14 @@ impl EvalReport {
             for budget in &profile.budgets {
                 let _ = writeln!(
                     s,
-                    "  in {} B: bytes returned p50 {:.0} p95 {:.0}; results p50 {:.0}; recall ms {}; without query embedding {}",
+                    "  in {} B: bytes returned p50 {:.0} p95 {:.0}; results p50 {:.0}; recall ms {}; without query embedding {}; windows p50 {:.1}",
                     budget.context_bytes,
                     budget.bytes_returned.p50,
                     budget.bytes_returned.p95,
                     budget.results_returned.p50,
                     spread(&budget.latency_ms),
                     spread(&budget.latency_without_query_embedding_ms),
+                    budget.windows_ms.p50,
                 );
             }
             let _ = writeln!(s, "  cross-team leaks: {}", profile.cross_team_leaks);

@@ -102,6 +102,8 @@ pub struct BudgetResult {
     pub bytes: usize,
     pub latency_ms: f64,
     pub query_embedding_ms: f64,
+    /// Time spent reading and assembling evidence windows.
+    pub windows_ms: f64,
 }
 
 pub(crate) fn bar(enabled: bool, len: usize, what: &str) -> ProgressBar {
@@ -335,6 +337,7 @@ async fn ask<S: GraphStore + SearchIndex>(
                 bytes: agent.hits.iter().map(RecallHit::bytes).sum(),
                 latency_ms: millis(latency),
                 query_embedding_ms: millis(agent.query_embedding),
+                windows_ms: millis(agent.windows),
             });
         }
         results.push(QuestionResult {

@@ -100,7 +100,7 @@ where
     let metrics = Arc::new(Metrics::default());
     let observed = Arc::clone(&metrics);
     let ops = ops.observing(Arc::new(move |recall| {
-        observed.recalled(recall.query_embedding, recall.discovery)
+        observed.recalled(recall.query_embedding, recall.windows, recall.discovery)
     }));
     let app = App {
         ops: ops.clone(),

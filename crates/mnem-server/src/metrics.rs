@@ -90,7 +90,7 @@ impl Default for Metrics {
         );
         registry.register(
             "recall_stage_seconds",
-            "Time inside a recall spent embedding the query and choosing discovery paths",
+            "Time inside a recall spent embedding the query, building evidence windows and choosing discovery paths",
             recall_stages.clone(),
         );
         registry.register(
@@ -145,9 +145,10 @@ impl Metrics {
     }
 
     /// Stage timings of one recall (zero-length stages that did not run are skipped).
-    pub fn recalled(&self, query_embedding: Duration, discovery: Duration) {
+    pub fn recalled(&self, query_embedding: Duration, windows: Duration, discovery: Duration) {
         for (stage, elapsed) in [
             ("query_embedding", query_embedding),
+            ("windows", windows),
             ("discovery", discovery),
         ] {
             if !elapsed.is_zero() {

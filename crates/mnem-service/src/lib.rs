@@ -57,6 +57,8 @@ pub struct Recall {
     pub discovery_paths: Vec<DiscoveryPath>,
     /// Time spent choosing discovery paths.
     pub discovery: Duration,
+    /// Time spent reading and assembling evidence windows (zero with `window` 0).
+    pub windows: Duration,
 }
 
 /// Screens one evidence item, holding it (quarantine at write) when a rule fires.
@@ -265,13 +267,14 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                 tracing::warn!(%err, "could not record degradation");
             }
         }
-        let hits = self
-            .with_windows(
-                actor,
-                &plan,
-                rank_all(branches, &plan, actor, &self.profile),
-            )
-            .await?;
+        let ranked = rank_all(branches, &plan, actor, &self.profile);
+        let windows_started = Instant::now();
+        let hits = self.with_windows(actor, &plan, ranked).await?;
+        let windows = if plan.query.window > 0 {
+            windows_started.elapsed()
+        } else {
+            Duration::ZERO
+        };
         // Discovery runs only now, on fixed results: it cannot move evidence.
         let discovery_started = Instant::now();
         let discovery_paths = self
@@ -283,6 +286,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             query_embedding,
             discovery_paths,
             discovery: discovery_started.elapsed(),
+            windows,
         })
     }
 
@@ -297,14 +301,19 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     ) -> Result<Vec<RecallHit>> {
         let query = &plan.query;
         let mut neighbours = HashMap::new();
+        let (mut rounds, mut asked, mut reading) = (0, 0, Duration::ZERO);
         let mut results = loop {
             match window::assemble(&ranked, &neighbours, query, actor, plan.now) {
                 WindowStep::Done(results) => break results,
                 WindowStep::Read(hits) => {
+                    rounds += 1;
+                    asked += hits.len();
+                    let started = Instant::now();
                     let read = self
                         .store
                         .neighbours(actor, query, plan.now, hits.clone(), query.window)
                         .await?;
+                    reading += started.elapsed();
                     neighbours.extend(read);
                     // A hit the store gave no entry (no source group after all) has no
                     // neighbours: recorded, so the next round does not ask again.
@@ -314,6 +323,12 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                 }
             }
         };
+        tracing::debug!(
+            rounds,
+            hits_asked = asked,
+            read_ms = reading.as_secs_f64() * 1e3,
+            "evidence windows read"
+        );
         fit_budget(&mut results, query.context_bytes);
         Ok(results)
     }

@@ -291,26 +291,8 @@ fn hydrate(
     selected: &[(f32, i64)],
     known_at: Option<Timestamp>,
 ) -> rusqlite::Result<Vec<Candidate>> {
-    if selected.is_empty() {
-        return Ok(Vec::new());
-    }
-    let marks = vec!["?"; selected.len()].join(", ");
-    let sql = format!(
-        "SELECT {}, e.doc FROM {EVIDENCE_FROM} WHERE e.doc IN ({marks})",
-        evidence_columns(known_at)
-    );
-    let mut prepared = conn.prepare(&sql)?;
-    let mut by_doc: HashMap<i64, Evidence> = prepared
-        .query_map(
-            rusqlite::params_from_iter(selected.iter().map(|(_, doc)| *doc)),
-            |row| {
-                Ok((
-                    row.get::<_, i64>(EVIDENCE_COLUMN_COUNT)?,
-                    evidence_from_row(row)?,
-                ))
-            },
-        )?
-        .collect::<rusqlite::Result<_>>()?;
+    let docs: Vec<i64> = selected.iter().map(|(_, doc)| *doc).collect();
+    let mut by_doc = records(conn, &docs, known_at)?;
     Ok(selected
         .iter()
         .filter_map(|(similarity, doc)| {
@@ -322,9 +304,34 @@ fn hydrate(
         .collect())
 }
 
+/// The full records of `docs`, in one statement, by doc.
+fn records(
+    conn: &Connection,
+    docs: &[i64],
+    known_at: Option<Timestamp>,
+) -> rusqlite::Result<HashMap<i64, Evidence>> {
+    if docs.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let marks = vec!["?"; docs.len()].join(", ");
+    let sql = format!(
+        "SELECT {}, e.doc FROM {EVIDENCE_FROM} WHERE e.doc IN ({marks})",
+        evidence_columns(known_at)
+    );
+    let mut prepared = conn.prepare(&sql)?;
+    let rows = prepared.query_map(rusqlite::params_from_iter(docs.iter()), |row| {
+        Ok((
+            row.get::<_, i64>(EVIDENCE_COLUMN_COUNT)?,
+            evidence_from_row(row)?,
+        ))
+    })?;
+    rows.collect()
+}
+
 /// Evidence windows: each hit's eligible neighbours in its source group, nearest first on
-/// each side. Two statements per hit (before, after), each walking the group index from
-/// the hit's position and stopping after `window` eligible rows.
+/// each side. Two narrow index walks per hit (`evidence_by_group`, eligibility on the
+/// narrow row, stopping after `window` eligible rows), then one statement hydrating every
+/// neighbour found: reading full records inside the walks cost ~15× more per statement.
 pub fn neighbours(
     conn: &Connection,
     actor: &Actor,
@@ -333,42 +340,67 @@ pub fn neighbours(
     hits: &[Evidence],
     window: usize,
 ) -> rusqlite::Result<HashMap<EvidenceId, Neighbours>> {
-    let mut found = HashMap::new();
     if window == 0 {
-        return Ok(found);
+        return Ok(HashMap::new());
     }
+    let side = |hit: &Evidence, key: &str, comparison: &str, direction: &str| {
+        let mut stmt = Statement {
+            sql: format!(
+                "SELECT e.doc FROM evidence e \
+                 WHERE e.source_key = ? \
+                 AND (e.observed_at, e.evidence_id) {comparison} (?, ?)"
+            ),
+            params: vec![
+                Value::Text(key.to_string()),
+                Value::Integer(hit.observed_at.as_micros()),
+                Value::Blob(hit.id.as_bytes().to_vec()),
+            ],
+        };
+        push_eligibility(&mut stmt, actor, query, now);
+        stmt.sql.push_str(&format!(
+            " ORDER BY e.observed_at {direction}, e.evidence_id {direction}"
+        ));
+        stmt.push(" LIMIT ?", Value::Integer(window as i64));
+        let mut prepared = conn.prepare_cached(&stmt.sql)?;
+        let docs = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| {
+            row.get::<_, i64>(0)
+        })?;
+        docs.collect::<rusqlite::Result<Vec<i64>>>()
+    };
+    let mut sides: Vec<(EvidenceId, Vec<i64>, Vec<i64>)> = Vec::new();
     for hit in hits {
         let Some(key) = &hit.source_key else {
             continue;
         };
-        let side = |comparison: &str, direction: &str| {
-            let mut stmt = Statement {
-                sql: format!(
-                    "SELECT {columns} FROM {EVIDENCE_FROM} \
-                     WHERE e.source_key = ? \
-                     AND (e.observed_at, e.evidence_id) {comparison} (?, ?)",
-                    columns = evidence_columns(query.known_at),
-                ),
-                params: vec![
-                    Value::Text(key.clone()),
-                    Value::Integer(hit.observed_at.as_micros()),
-                    Value::Blob(hit.id.as_bytes().to_vec()),
-                ],
-            };
-            push_eligibility(&mut stmt, actor, query, now);
-            stmt.sql.push_str(&format!(
-                " ORDER BY e.observed_at {direction}, e.evidence_id {direction}"
-            ));
-            stmt.push(" LIMIT ?", Value::Integer(window as i64));
-            let mut prepared = conn.prepare_cached(&stmt.sql)?;
-            let rows = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| {
-                evidence_from_row(row)
-            })?;
-            rows.collect::<rusqlite::Result<Vec<Evidence>>>()
-        };
-        let before = side("<", "DESC")?;
-        let after = side(">", "ASC")?;
-        found.insert(hit.id, Neighbours { before, after });
+        sides.push((
+            hit.id,
+            side(hit, key, "<", "DESC")?,
+            side(hit, key, ">", "ASC")?,
+        ));
     }
-    Ok(found)
+    let mut docs: Vec<i64> = sides
+        .iter()
+        .flat_map(|(_, before, after)| before.iter().chain(after))
+        .copied()
+        .collect();
+    docs.sort_unstable();
+    docs.dedup();
+    let by_doc = records(conn, &docs, query.known_at)?;
+    let pick = |docs: &[i64]| -> Vec<Evidence> {
+        docs.iter()
+            .filter_map(|doc| by_doc.get(doc).cloned())
+            .collect()
+    };
+    Ok(sides
+        .into_iter()
+        .map(|(hit, before, after)| {
+            (
+                hit,
+                Neighbours {
+                    before: pick(&before),
+                    after: pick(&after),
+                },
+            )
+        })
+        .collect())
 }
