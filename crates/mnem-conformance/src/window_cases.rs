@@ -17,11 +17,20 @@ fn turn(n: i64, words: &str) -> NewEvidence {
     new
 }
 
-/// Writes turns 1..=count of the group, the one at `needle` holding `word`.
-async fn group<S: Backend>(fx: &Fixture<S>, count: i64, needle: i64, word: &str) -> Vec<Evidence> {
+/// Writes turns 1..=count of the group, those at `needles` holding `word`.
+async fn group<S: Backend>(
+    fx: &Fixture<S>,
+    count: i64,
+    needles: &[i64],
+    word: &str,
+) -> Vec<Evidence> {
     let mut items = Vec::new();
     for n in 1..=count {
-        let words = if n == needle { word } else { "small talk" };
+        let words = if needles.contains(&n) {
+            word
+        } else {
+            "small talk"
+        };
         items.push(fx.remember_with(turn(n, words)).await);
     }
     want_increasing_stamps(&items.iter().collect::<Vec<_>>());
@@ -52,7 +61,7 @@ fn ids_of(items: &[&Evidence]) -> Vec<EvidenceId> {
 pub async fn evidence_window_brings_neighbours_of_the_same_group_in_order<S: Backend>(
     fx: Fixture<S>,
 ) {
-    let items = group(&fx, 7, 4, "zeppelin").await;
+    let items = group(&fx, 7, &[4], "zeppelin").await;
     let mut elsewhere = NewEvidence::new("turn 5 small talk in another session");
     elsewhere.source_key = Some("session-8".into());
     elsewhere.observed_at = items[4].observed_at.into();
@@ -158,16 +167,7 @@ pub async fn evidence_window_never_shows_what_the_reader_could_not_recall<S: Bac
 pub async fn evidence_windows_that_overlap_merge_and_every_id_appears_once<S: Backend>(
     fx: Fixture<S>,
 ) {
-    let mut items = Vec::new();
-    for n in 1..=9 {
-        let words = if n == 4 || n == 6 {
-            "zeppelin"
-        } else {
-            "small talk"
-        };
-        items.push(fx.remember_with(turn(n, words)).await);
-    }
-    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    let items = group(&fx, 9, &[4, 6], "zeppelin").await;
     let hits = fx.recall(windowed("zeppelin", 2)).await;
     assert_eq!(hits.len(), 1, "two overlapping windows are one result");
     assert_eq!(
@@ -190,16 +190,7 @@ pub async fn evidence_windows_that_overlap_merge_and_every_id_appears_once<S: Ba
 pub async fn evidence_window_bytes_count_against_the_budget_and_neighbours_go_first<S: Backend>(
     fx: Fixture<S>,
 ) {
-    let mut items = Vec::new();
-    for n in 1..=20 {
-        let words = if n == 5 || n == 15 {
-            "zeppelin"
-        } else {
-            "small talk"
-        };
-        items.push(fx.remember_with(turn(n, words)).await);
-    }
-    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    let items = group(&fx, 20, &[5, 15], "zeppelin").await;
     // Both hits and two short neighbours fit; not four.
     let budget = items[4].content.len() + items[14].content.len() + 2 * items[0].content.len() + 5;
     let hits = fx

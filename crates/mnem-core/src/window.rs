@@ -60,7 +60,6 @@ fn group_key(evidence: &Evidence) -> (Timestamp, EvidenceId) {
 /// of them (drafts are opened in rank order, and a merge keeps the earliest draft's).
 struct Draft {
     primary: EvidenceId,
-    primary_bytes: usize,
     items: BTreeMap<(Timestamp, EvidenceId), (Evidence, bool)>,
 }
 
@@ -92,6 +91,8 @@ pub fn assemble(
     let mut shown: HashMap<EvidenceId, usize> = HashMap::new();
     // Results that would open past the byte budget: counted, never built.
     let mut past_budget = 0;
+    // The drafts' primary contexts together (a merge moves bytes, never adds them).
+    let mut primary_bytes = 0;
     for (index, hit) in ranked.iter().enumerate() {
         if drafts.len() + past_budget >= limit {
             break;
@@ -100,7 +101,6 @@ pub fn assemble(
         // byte (`fit_budget` stops there), so its neighbours are not worth reading. It
         // still takes its place under `limit`, so the later hits that merge into (and
         // widen) earlier windows are the same as if it had been built.
-        let primary_bytes: usize = drafts.iter().map(|d| d.primary_bytes).sum();
         if primary_bytes >= query.context_bytes && !shown.contains_key(&hit.evidence.id) {
             past_budget += 1;
             continue;
@@ -136,15 +136,14 @@ pub fn assemble(
                 for &later in overlapping[1..].iter().rev() {
                     let folded = drafts.remove(later);
                     drafts[first].items.extend(folded.items);
-                    drafts[first].primary_bytes += folded.primary_bytes;
                 }
                 drafts[first].items.extend(items);
                 first
             }
             None => {
+                primary_bytes += hit.context.len();
                 drafts.push(Draft {
                     primary: hit.evidence.id,
-                    primary_bytes: hit.context.len(),
                     items,
                 });
                 drafts.len() - 1
