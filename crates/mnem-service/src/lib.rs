@@ -300,6 +300,13 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         ranked: Vec<RecallHit>,
     ) -> Result<Vec<RecallHit>> {
         let query = &plan.query;
+        if query.window == 0 {
+            // No windows: the ranked hits alone, exactly as `mnem_core::rank` finishes them.
+            let mut hits = ranked;
+            fit_budget(&mut hits, query.context_bytes);
+            hits.truncate(query.limit);
+            return Ok(hits);
+        }
         let mut neighbours = HashMap::new();
         let (mut rounds, mut asked, mut reading) = (0, 0, Duration::ZERO);
         let mut results = loop {
