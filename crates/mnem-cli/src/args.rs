@@ -250,6 +250,15 @@ pub struct EvalCommand {
     /// (neighbours on each side of a result; 0 = the results alone).
     #[arg(long, value_delimiter = ',', default_values_t = [mnem_core::recall::DEFAULT_WINDOW])]
     pub window: Vec<usize>,
+    /// Fit the first profile's constants to this file's scored questions (coordinate
+    /// ascent on turn MRR, re-ranking each question's candidates offline), write the
+    /// fitted profile spec to OUT (usable as --profile), and measure it after the others.
+    #[arg(long, value_name = "OUT")]
+    pub fit: Option<PathBuf>,
+    /// Embed each turn together with the turn before it in its session (queries as
+    /// always): measures contextual document vectors against the plain ones.
+    #[arg(long)]
+    pub contextual_vectors: bool,
 }
 
 fn parse_profile(text: &str) -> Result<RankingProfile, String> {

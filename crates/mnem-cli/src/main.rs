@@ -455,6 +455,8 @@ async fn eval(
         out: args.out.clone(),
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         database,
+        fit: args.fit.clone(),
+        contextual_vectors: args.contextual_vectors,
     };
     let report = mnem_eval::run(&dataset, &options)
         .await

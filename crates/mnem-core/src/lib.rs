@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod recall;
 pub mod score;
 pub mod screen;
+pub mod signals;
 pub mod stamp;
 pub mod temporal;
 pub mod text;
@@ -37,8 +38,8 @@ pub use ids::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, TeamId};
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, rank_all, Branch, BranchCandidates, Fusion, RankingProfile,
-    RecallHit, RecallPlan, ScoreComponents, DEFAULT_PROFILE, LEXICAL_PROFILE, RRF_PROFILE,
-    VECTOR_PROFILE,
+    RecallHit, RecallPlan, ScoreComponents, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS,
+    RRF_PROFILE, VECTOR_PROFILE,
 };
 pub use recall::{
     Candidate, Order, PublicRecall, PublicResult, PublicWindowItem, RecallQuery, ScopeFilter,

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::anchors::{parse_anchors, Anchor};
 use crate::order::sort_hits;
+use crate::signals;
 use crate::temporal::{parse_time_hint, TimeRange};
 use crate::text::floor_char_boundary;
 use crate::window::WindowItem;
@@ -39,9 +40,19 @@ pub struct RankingProfile {
     pub vector_min_similarity: f64,
     /// Candidates each branch contributes when more than `limit` are needed.
     pub branch_pool: usize,
-    /// Bounded multiplicative signals, applied after fusion.
+    /// Convex fusion only: rank credit added beside each branch's relevance, the i-th
+    /// result (1-based) earning `weight · (rrf_k + 1) / (rrf_k + i)` (1 for the first).
+    /// Relevance says how good a match is; rank says how many beat it.
+    pub lexical_rank_weight: f64,
+    pub vector_rank_weight: f64,
+    /// Bounded multiplicative signals, applied after fusion: the whole query (or a
+    /// quoted span) as a phrase, the hinted period, the source group's support
+    /// ([`crate::signals::group_support`]), the place in the pool's time span
+    /// ([`crate::signals::recency`]). The last two are graded in [0, 1].
     pub phrase_boost: f64,
     pub temporal_boost: f64,
+    pub group_boost: f64,
+    pub recency_boost: f64,
     /// When true, a recall whose query embedding cannot be computed fails instead of
     /// degrading to the lexical branch.
     pub vector_required: bool,
@@ -78,8 +89,12 @@ pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
     vector_weight: 0.5,
     vector_min_similarity: 0.2,
     branch_pool: 100,
+    lexical_rank_weight: 0.0,
+    vector_rank_weight: 0.0,
     phrase_boost: 0.25,
     temporal_boost: 0.5,
+    group_boost: 0.0,
+    recency_boost: 0.0,
     vector_required: false,
 };
 
@@ -107,6 +122,22 @@ pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
     vector_required: true,
     ..DEFAULT_PROFILE
 };
+
+/// The numeric constants a profile spec may override (`NAME:key=value`), which are also
+/// what `mnem eval --fit` searches over.
+pub const NUMERIC_KEYS: [&str; 11] = [
+    "rrf_k",
+    "lexical_weight",
+    "vector_weight",
+    "vector_min_similarity",
+    "branch_pool",
+    "lexical_rank_weight",
+    "vector_rank_weight",
+    "phrase_boost",
+    "temporal_boost",
+    "group_boost",
+    "recency_boost",
+];
 
 /// The profiles an operator can name (`mnem eval --profile`): by short name or version.
 pub fn profile_named(name: &str) -> Option<RankingProfile> {
@@ -160,15 +191,19 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
             "branch_pool" if number >= 1.0 && number.fract() == 0.0 => {
                 profile.branch_pool = number as usize
             }
+            "lexical_rank_weight" => profile.lexical_rank_weight = number,
+            "vector_rank_weight" => profile.vector_rank_weight = number,
             "phrase_boost" => profile.phrase_boost = number,
             "temporal_boost" => profile.temporal_boost = number,
+            "group_boost" => profile.group_boost = number,
+            "recency_boost" => profile.recency_boost = number,
             "vector_min_similarity" | "branch_pool" => {
                 return Err(invalid(format!("{key}: {value} is out of range")))
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown key {other:?} (fusion, rrf_k, lexical_weight, vector_weight, \
-                     vector_min_similarity, branch_pool, phrase_boost, temporal_boost)"
+                    "unknown key {other:?} (fusion, {})",
+                    NUMERIC_KEYS.join(", ")
                 )))
             }
         }
@@ -200,6 +235,10 @@ pub struct ScoreComponents {
     pub fused: f64,
     pub phrase: bool,
     pub temporal: bool,
+    /// The source group's support and the place in the pool's time span, each in [0, 1]
+    /// (computed whether or not the profile weighs them).
+    pub group: f64,
+    pub recency: f64,
 }
 
 /// A ranked result: the evidence, its read-side score, and the context returned for it
@@ -383,13 +422,18 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
         Branch::Lexical => profile.lexical_weight,
         Branch::Vector => profile.vector_weight,
     };
+    let rank_weight = |branch: Branch| match branch {
+        Branch::Lexical => profile.lexical_rank_weight,
+        Branch::Vector => profile.vector_rank_weight,
+    };
+    let rank_credit = |rank: usize| (profile.rrf_k + 1.0) / (profile.rrf_k + rank as f64);
     // Normalisers: the best attainable sum, so a result first in (or best in) every
     // branch scores 1.
     let best_possible: f64 = branches
         .iter()
         .map(|b| match profile.fusion {
             Fusion::Rrf => weight(b.branch) / (profile.rrf_k + 1.0),
-            Fusion::Convex => weight(b.branch),
+            Fusion::Convex => weight(b.branch) + rank_weight(b.branch),
         })
         .sum();
     // With one branch there is nothing to fuse, and the branch's own relevance grades a
@@ -400,6 +444,7 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
     let mut fused: HashMap<EvidenceId, (Evidence, ScoreComponents)> = HashMap::new();
     for branch in branches {
         let w = weight(branch.branch);
+        let rw = rank_weight(branch.branch);
         let candidates: Vec<Candidate> = branch
             .candidates
             .into_iter()
@@ -430,9 +475,9 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
             }
             rank += 1;
             *slot = Some(rank);
-            entry.1.fused += w * match profile.fusion {
-                Fusion::Rrf => 1.0 / (profile.rrf_k + rank as f64),
-                Fusion::Convex => best.scale(relevance),
+            entry.1.fused += match profile.fusion {
+                Fusion::Rrf => w / (profile.rrf_k + rank as f64),
+                Fusion::Convex => w * best.scale(relevance) + rw * rank_credit(rank),
             };
         }
     }
@@ -474,7 +519,8 @@ impl BestRelevance {
 
 /// Bounded multiplicative signals. The multiplier is divided by its maximum, so a score
 /// stays in (0, 1] and a boost can reorder close results but never lift an unrelated one
-/// past a strong match by more than the boost's bound.
+/// past a strong match by more than the boost's bound. Phrase and time are all-or-nothing;
+/// group support and recency are graded, judged over the fused pool before any boost.
 fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     let phrase_weight = if plan.phrases.is_empty() {
         0.0
@@ -486,24 +532,26 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     } else {
         0.0
     };
-    let max_multiplier = 1.0 + phrase_weight + temporal_weight;
-    for hit in hits.iter_mut() {
+    let max_multiplier =
+        1.0 + phrase_weight + temporal_weight + profile.group_boost + profile.recency_boost;
+    let group = signals::group_support(hits);
+    let recency = signals::recency(hits);
+    for ((hit, group), recency) in hits.iter_mut().zip(group).zip(recency) {
         let text = normalise_phrase(&hit.evidence.content);
-        hit.components.phrase = plan.phrases.iter().any(|p| text.contains(p.as_str()));
-        hit.components.temporal = plan
+        let components = &mut hit.components;
+        components.phrase = plan.phrases.iter().any(|p| text.contains(p.as_str()));
+        components.temporal = plan
             .time_hint
             .is_some_and(|range| range.contains(hit.evidence.observed_at));
-        let multiplier =
-            1.0 + if hit.components.phrase {
-                phrase_weight
-            } else {
-                0.0
-            } + if hit.components.temporal {
-                temporal_weight
-            } else {
-                0.0
-            };
-        hit.score = Score::from_unit(hit.components.fused * multiplier / max_multiplier);
+        components.group = group;
+        components.recency = recency;
+        let flag = |on: bool, weight: f64| if on { weight } else { 0.0 };
+        let multiplier = 1.0
+            + flag(components.phrase, phrase_weight)
+            + flag(components.temporal, temporal_weight)
+            + profile.group_boost * group
+            + profile.recency_boost * recency;
+        hit.score = Score::from_unit(components.fused * multiplier / max_multiplier);
     }
 }
 
@@ -606,6 +654,16 @@ mod tests {
         assert_eq!(convex.version, "rrf-1:fusion=convex");
         assert!(parse_profile("hybrid:fusion=max").is_err());
         assert_eq!(parse_profile("lexical").unwrap(), LEXICAL_PROFILE);
+        let signals =
+            parse_profile("hybrid:group_boost=0.5:recency_boost=0.1:vector_rank_weight=0.2")
+                .unwrap();
+        assert_eq!(signals.group_boost, 0.5);
+        assert_eq!(signals.recency_boost, 0.1);
+        assert_eq!(signals.vector_rank_weight, 0.2);
+        assert_eq!(signals.lexical_rank_weight, 0.0);
+        for key in NUMERIC_KEYS {
+            assert!(parse_profile(&format!("hybrid:{key}=1")).is_ok(), "{key}");
+        }
     }
 
     #[test]
@@ -854,6 +912,96 @@ mod tests {
         );
         assert_eq!(ids(&hits), vec![1, 2]);
         assert!(hits[0].components.temporal);
+    }
+
+    #[test]
+    fn group_support_lifts_a_member_of_a_relevant_session_over_an_equal_loner() {
+        let grouped = |id, key: &str| {
+            let mut e = evidence(id, "x", id as i64);
+            e.source_key = Some(key.to_string());
+            e
+        };
+        // The full-text branch scores loner (1) and member (2) alike; 3 and 4 are weaker
+        // turns of member's session. The loner is newer, so it wins the tie without help.
+        let (member, a, b) = (grouped(2, "s"), grouped(3, "s"), grouped(4, "s"));
+        let loner = evidence(5, "x", 5);
+        let mut lexical = branch(Branch::Lexical, &[&loner, &member, &a, &b]);
+        for (candidate, relevance) in lexical.candidates.iter_mut().zip([4.0, 4.0, 1.0, 1.0]) {
+            candidate.relevance = Some(relevance);
+        }
+        let plan = plan(RecallQuery::text("zzz"));
+        let plain = rank(vec![lexical.clone()], &plan, &ACTOR, &DEFAULT_PROFILE);
+        assert_eq!(ids(&plain)[..2], [5, 2]);
+        let boosted = RankingProfile {
+            group_boost: 0.5,
+            ..DEFAULT_PROFILE
+        };
+        let hits = rank(vec![lexical], &plan, &ACTOR, &boosted);
+        assert_eq!(ids(&hits)[..2], [2, 5]);
+        assert!(hits[0].components.group > 0.0);
+        assert_eq!(hits[1].components.group, 0.0);
+        assert!(hits.iter().all(|h| h.score.value() <= 1.0));
+    }
+
+    #[test]
+    fn group_support_is_bounded_by_its_boost() {
+        let grouped = |id, key: &str| {
+            let mut e = evidence(id, "x", id as i64);
+            e.source_key = Some(key.to_string());
+            e
+        };
+        // A strong loner (0.9 on the unit scale) against a session of three weak matches
+        // (0.5 each, so each is supported at 0.5): with the boost at 0.5 a member's
+        // multiplier is 1.25, lifting it to 0.625 of the loner's scale, not past it.
+        let loner = evidence(1, "x", 1);
+        let (m1, m2, m3) = (grouped(2, "s"), grouped(3, "s"), grouped(4, "s"));
+        let mut lexical = branch(Branch::Lexical, &[&loner, &m1, &m2, &m3]);
+        for (candidate, relevance) in lexical.candidates.iter_mut().zip([9.0, 1.0, 1.0, 1.0]) {
+            candidate.relevance = Some(relevance);
+        }
+        let boosted = RankingProfile {
+            group_boost: 0.5,
+            ..DEFAULT_PROFILE
+        };
+        let hits = rank(
+            vec![lexical],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &boosted,
+        );
+        assert_eq!(ids(&hits)[0], 1);
+    }
+
+    #[test]
+    fn rank_credit_rewards_being_first_in_a_branch_beside_relevance() {
+        // Full text: a barely ahead of b. Vector: b far ahead of a in rank but both
+        // close in similarity. Relevance alone keeps a first; rank credit on the vector
+        // branch lets b's first place count.
+        let (a, b) = (evidence(1, "a", 1), evidence(2, "b", 2));
+        let mut lexical = branch(Branch::Lexical, &[&a, &b]);
+        for (candidate, relevance) in lexical.candidates.iter_mut().zip([5.0, 4.9]) {
+            candidate.relevance = Some(relevance);
+        }
+        let mut vector = branch(Branch::Vector, &[&b, &a]);
+        for (candidate, similarity) in vector.candidates.iter_mut().zip([0.50, 0.49]) {
+            candidate.relevance = Some(similarity);
+        }
+        let plan = plan(RecallQuery::text("zzz"));
+        let plain = rank(
+            vec![lexical.clone(), vector.clone()],
+            &plan,
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&plain), [1, 2]);
+        let credited = RankingProfile {
+            vector_rank_weight: 0.5,
+            rrf_k: 1.0,
+            ..DEFAULT_PROFILE
+        };
+        let hits = rank(vec![lexical, vector], &plan, &ACTOR, &credited);
+        assert_eq!(ids(&hits), [2, 1]);
+        assert!(hits[0].score.value() <= 1.0);
     }
 
     #[test]

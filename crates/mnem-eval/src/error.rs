@@ -16,6 +16,8 @@ pub enum EvalError {
     Service(#[from] mnem_service::ServiceError),
     #[error(transparent)]
     Store(#[from] mnem_store::StoreError),
+    #[error("fit: {0}")]
+    Fit(String),
     #[error("bench: {0}")]
     Bench(String),
     #[error("{0}")]

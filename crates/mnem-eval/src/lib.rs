@@ -7,8 +7,10 @@
 
 pub mod bench;
 pub mod cache;
+pub mod contextual;
 pub mod dataset;
 mod error;
+pub mod fit;
 pub mod graph_bench;
 pub mod hashing;
 pub mod locomo;
@@ -20,6 +22,7 @@ pub mod synthetic;
 
 pub use dataset::{Dataset, QuestionClass};
 pub use error::EvalError;
+pub use fit::FitReport;
 pub use report::{EvalReport, GroupMetrics, ProfileReport};
 pub use run::{run, BudgetResult, EvalOptions, QuestionResult, AGENT_BUDGETS};
 

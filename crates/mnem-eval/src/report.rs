@@ -18,6 +18,9 @@ pub struct EvalReport {
     pub context_bytes: Vec<usize>,
     pub ingest: IngestReport,
     pub profiles: Vec<ProfileReport>,
+    /// `--fit`: the fitted profile (measured last) and how it was reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<crate::FitReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -303,6 +306,16 @@ impl EvalReport {
             let _ = writeln!(s, "  cross-team leaks: {}", profile.cross_team_leaks);
             if profile.unscorable > 0 {
                 let _ = writeln!(s, "  unscorable (no gold evidence): {}", profile.unscorable);
+            }
+        }
+        if let Some(fit) = &self.fit {
+            let _ = writeln!(
+                s,
+                "\nfit on {} scored questions: turn MRR {:.4} ({}) -> {:.4} ({})",
+                fit.questions, fit.start_mrr, fit.start, fit.fitted_mrr, fit.fitted
+            );
+            for (key, value, mrr) in &fit.moves {
+                let _ = writeln!(s, "  {key} = {value} -> MRR {mrr:.4}");
             }
         }
         s

@@ -1,7 +1,7 @@
 //! Ingest a dataset into a fresh store, then recall every question under each ranking
 //! profile, recording ranks, bytes and latency.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +12,8 @@ use mnem_core::recall::{
     DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, DEFAULT_WINDOW, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS,
 };
 use mnem_core::{
-    Actor, EvidenceId, NewEvidence, RankingProfile, RecallHit, RecallQuery, SourceType,
+    parse_profile, Actor, EvidenceId, NewEvidence, RankingProfile, RecallHit, RecallQuery,
+    SourceType,
 };
 use mnem_embed::Embedder;
 use mnem_postgres::PgStore;
@@ -22,13 +23,15 @@ use mnem_store::{GraphStore, SearchIndex, SystemClock};
 use serde::Serialize;
 
 use crate::cache::CachingEmbedder;
+use crate::contextual::ContextualEmbedder;
 use crate::dataset::{Dataset, Item, QuestionClass};
+use crate::fit::{self, FitQuestion, FitReport};
 use crate::metrics::{dedup_in_order, gold_ranks, gold_result_ranks};
 use crate::report::{EvalReport, IngestReport, ProfileReport};
 use crate::EvalError;
 
 /// Results deep enough to rank gold turns and sessions for @10 and MRR.
-const DEEP_LIMIT: usize = 50;
+pub(crate) const DEEP_LIMIT: usize = 50;
 
 /// The byte budgets an agent-facing recall is measured under by default: a tight one
 /// and the product's default.
@@ -51,6 +54,12 @@ pub struct EvalOptions {
     pub progress: bool,
     /// Run on this (empty) PostgreSQL database instead of a temporary SQLite file.
     pub database: Option<String>,
+    /// Fit the first profile's constants to this file's scored questions
+    /// ([`crate::fit`]), write the fitted spec here, and measure it after the others.
+    pub fit: Option<PathBuf>,
+    /// Embed each turn with the turn before it in its session
+    /// ([`crate::contextual`]): a measurement, not a product mode.
+    pub contextual_vectors: bool,
 }
 
 impl Default for EvalOptions {
@@ -65,6 +74,8 @@ impl Default for EvalOptions {
             out: None,
             progress: false,
             database: None,
+            fit: None,
+            contextual_vectors: false,
         }
     }
 }
@@ -155,12 +166,31 @@ async fn run_on<S: GraphStore + SearchIndex + Clone>(
         }
         (embedder, _) => embedder.clone(),
     };
+    // Outside the cache, so the cache keys the text actually embedded.
+    let ingest_embedder = match ingest_embedder {
+        Some(embedder) if options.contextual_vectors => {
+            Some(Arc::new(ContextualEmbedder::new(embedder, dataset)) as Arc<dyn Embedder>)
+        }
+        other => other,
+    };
     let writer = Memory::open(store.clone(), ingest_embedder).await?;
 
     let (actors, origins, ingest) = ingest(dataset, &writer, options).await?;
 
+    let mut measured = options.profiles.clone();
+    let fit = match (&options.fit, options.profiles.first()) {
+        (Some(path), Some(start)) => {
+            let report = fit_profile(dataset, &writer, &actors, &origins, start, options).await?;
+            std::fs::write(path, format!("{}\n", report.fitted))?;
+            measured
+                .push(parse_profile(&report.fitted).map_err(|e| EvalError::Fit(e.to_string()))?);
+            Some(report)
+        }
+        _ => None,
+    };
+
     let mut profiles = Vec::new();
-    for profile in &options.profiles {
+    for profile in &measured {
         let memory = Memory::open(store.clone(), options.embedder.clone())
             .await?
             .with_profile(profile.clone());
@@ -194,6 +224,61 @@ async fn run_on<S: GraphStore + SearchIndex + Clone>(
         context_bytes: options.context_bytes.clone(),
         ingest,
         profiles,
+        fit,
+    })
+}
+
+/// Reads every scored question's candidates once under `start`, then fits
+/// ([`crate::fit::fit`]).
+async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
+    dataset: &Dataset,
+    writer: &Memory<S>,
+    actors: &[Actor],
+    origins: &Origins,
+    start: &RankingProfile,
+    options: &EvalOptions,
+) -> Result<FitReport, EvalError> {
+    let memory = Memory::open(writer.store().clone(), options.embedder.clone())
+        .await?
+        .with_profile(start.clone());
+    let evidence_of: HashMap<(usize, &str), EvidenceId> = origins
+        .iter()
+        .map(|(id, &(h, i))| ((h, dataset.haystacks[h].items[i].id.as_str()), *id))
+        .collect();
+    let progress = bar(options.progress, dataset.questions.len(), "fit: read");
+    let mut questions = Vec::new();
+    for question in &dataset.questions {
+        progress.inc(1);
+        let gold: HashSet<EvidenceId> = question
+            .gold_items
+            .iter()
+            .filter_map(|item| evidence_of.get(&(question.haystack, item.as_str())))
+            .copied()
+            .collect();
+        if question.class != QuestionClass::Scored || gold.is_empty() {
+            continue;
+        }
+        let actor = actors[question.haystack];
+        let text: String = question.text.chars().take(MAX_QUERY_CHARS).collect();
+        let query = RecallQuery {
+            request_time: Some(question.asked_at),
+            limit: DEEP_LIMIT,
+            context_bytes: MAX_CONTEXT_BYTES,
+            window: 0,
+            ..RecallQuery::text(text)
+        };
+        let (plan, branches) = memory.candidates(&actor, query).await?;
+        questions.push(FitQuestion {
+            actor,
+            plan,
+            branches,
+            gold,
+        });
+    }
+    progress.finish_and_clear();
+    tracing::info!(questions = questions.len(), start = %start.version, "fitting");
+    fit::fit(&questions, &start.version, |spec, mrr| {
+        tracing::info!(mrr = format!("{mrr:.4}"), %spec, "fit: kept a move");
     })
 }
 

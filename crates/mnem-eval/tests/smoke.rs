@@ -172,3 +172,25 @@ async fn graph_bench_finds_paths_only_when_asked_and_never_changes_the_results()
         assert_eq!(off.mean_results, on.mean_results);
     }
 }
+
+#[tokio::test]
+async fn fit_writes_a_usable_spec_and_measures_the_fitted_profile_last() {
+    let dataset = read("locomo", &fixture("locomo_mini.json"), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fitted.txt");
+    let options = EvalOptions {
+        fit: Some(out.clone()),
+        ..lexical()
+    };
+    let report = run(&dataset, &options).await.unwrap();
+    let fit = report.fit.as_ref().expect("a fit report");
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(written.trim(), fit.fitted);
+    assert!(fit.fitted.starts_with("lexical-1"));
+    assert!(fit.fitted_mrr >= fit.start_mrr);
+    assert_eq!(fit.questions, 2, "scored questions with gold evidence only");
+    let fitted = mnem_core::parse_profile(written.trim()).unwrap();
+    assert_eq!(fitted.version, fit.fitted);
+    let names: Vec<&str> = report.profiles.iter().map(|p| p.profile.as_str()).collect();
+    assert_eq!(names, ["lexical-1", fit.fitted.as_str()]);
+}

@@ -61,6 +61,15 @@ pub struct Recall {
     pub windows: Duration,
 }
 
+/// What a recall read before ranking.
+struct Gathered {
+    plan: RecallPlan,
+    branches: Vec<BranchCandidates>,
+    degraded: Vec<Degradation>,
+    query_embedding: Duration,
+    query_vector: Option<Vec<f32>>,
+}
+
 /// Screens one evidence item, holding it (quarantine at write) when a rule fires.
 pub(crate) fn hold_if_flagged(new: &mut NewEvidence, index: usize) {
     if let Some(reason) =
@@ -171,6 +180,64 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     }
 
     pub async fn recall(&self, actor: &Actor, query: RecallQuery) -> Result<Recall> {
+        let Gathered {
+            plan,
+            branches,
+            degraded,
+            query_embedding,
+            query_vector,
+        } = self.gather(actor, query).await?;
+        for degradation in &degraded {
+            let slot = usize::from(degradation.branch == "vector");
+            self.degraded_recalls[slot].fetch_add(1, Ordering::Relaxed);
+            // Lexical-only by configuration is expected; an outage is worth a warning.
+            if self.embedder.is_some() {
+                tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
+            } else {
+                tracing::debug!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
+            }
+            if let Err(err) = self.store.record_degradation(degradation.clone()).await {
+                tracing::warn!(%err, "could not record degradation");
+            }
+        }
+        let ranked = rank_all(branches, &plan, actor, &self.profile);
+        let windows_started = Instant::now();
+        let hits = self.with_windows(actor, &plan, ranked).await?;
+        let windows = if plan.query.window > 0 {
+            windows_started.elapsed()
+        } else {
+            Duration::ZERO
+        };
+        // Discovery runs only now, on fixed results: it cannot move evidence.
+        let discovery_started = Instant::now();
+        let discovery_paths = self
+            .discover(actor, &plan.query, &hits, query_vector.as_deref())
+            .await?;
+        Ok(Recall {
+            hits,
+            degraded,
+            query_embedding,
+            discovery_paths,
+            discovery: discovery_started.elapsed(),
+            windows,
+        })
+    }
+
+    /// The candidates a ranked recall fuses, exactly as the store's branches return them
+    /// for this profile (pool depth included), with the plan they were read for: what
+    /// `mnem eval --fit` re-ranks offline under many profiles without asking the store again.
+    /// Degradations are returned, not recorded.
+    pub async fn candidates(
+        &self,
+        actor: &Actor,
+        query: RecallQuery,
+    ) -> Result<(RecallPlan, Vec<BranchCandidates>)> {
+        let gathered = self.gather(actor, query).await?;
+        Ok((gathered.plan, gathered.branches))
+    }
+
+    /// One clock reading, the query embedding, then both branches side by side.
+    async fn gather(&self, actor: &Actor, query: RecallQuery) -> Result<Gathered> {
         let query = query.validated().map_err(StoreError::from)?;
         let now = self.store.clock().now();
         let plan = RecallPlan::new(query, now);
@@ -254,39 +321,12 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             Some(Err(err)) => degraded.push(degradation(Branch::Vector, err.to_string(), now)),
             None => {}
         }
-        for degradation in &degraded {
-            let slot = usize::from(degradation.branch == "vector");
-            self.degraded_recalls[slot].fetch_add(1, Ordering::Relaxed);
-            // Lexical-only by configuration is expected; an outage is worth a warning.
-            if self.embedder.is_some() {
-                tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
-            } else {
-                tracing::debug!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
-            }
-            if let Err(err) = self.store.record_degradation(degradation.clone()).await {
-                tracing::warn!(%err, "could not record degradation");
-            }
-        }
-        let ranked = rank_all(branches, &plan, actor, &self.profile);
-        let windows_started = Instant::now();
-        let hits = self.with_windows(actor, &plan, ranked).await?;
-        let windows = if plan.query.window > 0 {
-            windows_started.elapsed()
-        } else {
-            Duration::ZERO
-        };
-        // Discovery runs only now, on fixed results: it cannot move evidence.
-        let discovery_started = Instant::now();
-        let discovery_paths = self
-            .discover(actor, &plan.query, &hits, query_vector.as_deref())
-            .await?;
-        Ok(Recall {
-            hits,
+        Ok(Gathered {
+            plan,
+            branches,
             degraded,
             query_embedding,
-            discovery_paths,
-            discovery: discovery_started.elapsed(),
-            windows,
+            query_vector,
         })
     }
 

@@ -1,0 +1,165 @@
+//! Signals computed over the whole fused candidate pool rather than one candidate: how
+//! relevant a result's source group is, and where it sits in the pool's time span. Pure
+//! functions of the candidates, so every backend that returns the same pool gets the same
+//! signals.
+
+use std::collections::HashMap;
+
+use crate::{RecallHit, TeamId};
+
+/// How many of a group's other candidates speak for it. Two, not one: a single strong
+/// sibling is already a hit of its own, while a second says the conversation (session,
+/// thread, document) is about the query rather than touching it once.
+pub const GROUP_SUPPORT: usize = 2;
+
+/// For each hit (same order), how relevant the rest of its source group is: the mean fused
+/// score of the group's [`GROUP_SUPPORT`] best *other* candidates (a missing one counts
+/// 0), in [0, 1]. Evidence without a `source_key` has no group and gets 0. A hit's own
+/// score never counts towards its own signal, so a lone strong match is not lifted twice.
+pub fn group_support(hits: &[RecallHit]) -> Vec<f64> {
+    // Per group, its best GROUP_SUPPORT + 1 fused scores: enough to drop any one member.
+    let mut best: HashMap<(TeamId, &str), Vec<f64>> = HashMap::new();
+    for hit in hits {
+        if let Some(key) = hit.evidence.source_key.as_deref() {
+            let top = best.entry((hit.evidence.team, key)).or_default();
+            top.push(hit.components.fused);
+            top.sort_by(|a, b| b.total_cmp(a));
+            top.truncate(GROUP_SUPPORT + 1);
+        }
+    }
+    hits.iter()
+        .map(|hit| {
+            let Some(key) = hit.evidence.source_key.as_deref() else {
+                return 0.0;
+            };
+            let top = &best[&(hit.evidence.team, key)];
+            // Drop this hit's own score once (its value, whichever member holds it).
+            let own = top.iter().position(|&s| s == hit.components.fused);
+            let others: f64 = top
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| Some(*i) != own)
+                .take(GROUP_SUPPORT)
+                .map(|(_, s)| s)
+                .sum();
+            (others / GROUP_SUPPORT as f64).clamp(0.0, 1.0)
+        })
+        .collect()
+}
+
+/// For each hit (same order), where its `observed_at` lies between the pool's oldest (0)
+/// and newest (1) candidate; 0 for every hit when they all share one instant. Relative to
+/// the pool, not the clock, so it says "the later of the matches", which is what a question
+/// about the current state of something wants, without favouring recent noise over
+/// relevant history by more than the profile's bound.
+pub fn recency(hits: &[RecallHit]) -> Vec<f64> {
+    let stamps = hits.iter().map(|hit| hit.evidence.observed_at.as_micros());
+    let (Some(oldest), Some(newest)) = (stamps.clone().min(), stamps.max()) else {
+        return Vec::new();
+    };
+    let span = (newest - oldest) as f64;
+    hits.iter()
+        .map(|hit| {
+            if span > 0.0 {
+                (hit.evidence.observed_at.as_micros() - oldest) as f64 / span
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EvidenceId, NewEvidence, ProfileId, Score, ScoreComponents, Timestamp};
+    use uuid::Uuid;
+
+    fn hit(id: u128, group: Option<&str>, fused: f64, observed: i64) -> RecallHit {
+        let mut new = NewEvidence::new(format!("item {id}"));
+        new.source_key = group.map(str::to_string);
+        new.observed_at = Some(Timestamp::from_seconds(observed));
+        let evidence = new
+            .into_evidence(
+                EvidenceId(Uuid::from_u128(id)),
+                TeamId(Uuid::nil()),
+                ProfileId(Uuid::nil()),
+                Timestamp::from_seconds(observed),
+            )
+            .unwrap();
+        RecallHit {
+            context: evidence.content.clone(),
+            evidence,
+            score: Score::from_unit(fused),
+            components: ScoreComponents {
+                fused,
+                ..ScoreComponents::default()
+            },
+            before: Vec::new(),
+            after: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_hit_is_supported_by_its_best_other_group_members_not_by_itself() {
+        let hits = [
+            hit(1, Some("a"), 0.9, 1),
+            hit(2, Some("a"), 0.5, 2),
+            hit(3, Some("a"), 0.3, 3),
+            hit(4, Some("a"), 0.1, 4),
+        ];
+        let support = group_support(&hits);
+        assert!((support[0] - (0.5 + 0.3) / 2.0).abs() < 1e-12);
+        assert!((support[1] - (0.9 + 0.3) / 2.0).abs() < 1e-12);
+        assert!((support[2] - (0.9 + 0.5) / 2.0).abs() < 1e-12);
+        assert!((support[3] - (0.9 + 0.5) / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_lone_member_and_evidence_without_a_group_get_no_support() {
+        let hits = [
+            hit(1, Some("a"), 0.9, 1),
+            hit(2, None, 0.8, 2),
+            hit(3, None, 0.7, 3),
+        ];
+        assert_eq!(group_support(&hits), [0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn a_group_with_one_other_member_counts_the_missing_one_as_zero() {
+        let hits = [hit(1, Some("a"), 0.8, 1), hit(2, Some("a"), 0.4, 2)];
+        let support = group_support(&hits);
+        assert!((support[0] - 0.2).abs() < 1e-12);
+        assert!((support[1] - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn equal_scores_in_a_group_drop_only_one_of_them() {
+        let hits = [hit(1, Some("a"), 0.6, 1), hit(2, Some("a"), 0.6, 2)];
+        assert_eq!(group_support(&hits), [0.3, 0.3]);
+    }
+
+    #[test]
+    fn groups_do_not_support_each_other() {
+        let hits = [
+            hit(1, Some("a"), 0.9, 1),
+            hit(2, Some("b"), 0.9, 2),
+            hit(3, Some("b"), 0.9, 3),
+        ];
+        let support = group_support(&hits);
+        assert_eq!(support[0], 0.0);
+        assert!(support[1] > 0.0);
+    }
+
+    #[test]
+    fn recency_spans_the_pool_from_oldest_to_newest() {
+        let hits = [
+            hit(1, None, 0.5, 10),
+            hit(2, None, 0.5, 30),
+            hit(3, None, 0.5, 20),
+        ];
+        assert_eq!(recency(&hits), [0.0, 1.0, 0.5]);
+        assert_eq!(recency(&hits[..1]), [0.0]);
+        assert!(recency(&[]).is_empty());
+    }
+}

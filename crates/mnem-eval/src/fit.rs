@@ -1,0 +1,293 @@
+//! Fitting a ranking profile's constants to a development file (`mnem eval --fit OUT`):
+//! every scored question's branch candidates are read from the store once, then re-ranked
+//! offline by the core's own pipeline ([`mnem_core::rank_all`]) under candidate profiles,
+//! so what is fitted is exactly what ships. Coordinate ascent on turn MRR: one constant at a
+//! time over a fixed grid, a move kept only when it raises MRR by more than [`MIN_GAIN`];
+//! sweeps repeat until none does. Deterministic: same file, same store, same result.
+
+use std::collections::{BTreeMap, HashSet};
+
+use mnem_core::{
+    parse_profile, rank_all, Actor, BranchCandidates, EvidenceId, RankingProfile, RecallPlan,
+};
+use serde::Serialize;
+
+use crate::EvalError;
+
+/// Ranks past this count as a miss, as in the deep recall the rank metrics use.
+const DEPTH: usize = crate::run::DEEP_LIMIT;
+
+/// A move must gain this much MRR to be kept: below it, a change is as likely one
+/// question's luck as a better method (one question of 150 moving one rank is ~0.003).
+pub const MIN_GAIN: f64 = 0.002;
+
+/// Sweeps over every key at most; each sweep is one pass over the keys.
+pub const MAX_SWEEPS: usize = 4;
+
+/// What is searched, in order. `lexical_weight` stays at its value as the scale the others
+/// are measured against (fusion normalises by the weights' sum, so only ratios matter);
+/// `branch_pool` is not fitted because the candidates were read once at the starting depth.
+pub const FITTED_KEYS: [&str; 9] = [
+    "vector_weight",
+    "lexical_rank_weight",
+    "vector_rank_weight",
+    "rrf_k",
+    "vector_min_similarity",
+    "phrase_boost",
+    "temporal_boost",
+    "group_boost",
+    "recency_boost",
+];
+
+/// One scored question, ready to re-rank: its plan, the store's candidates and the
+/// evidence that answers it.
+pub struct FitQuestion {
+    pub actor: Actor,
+    pub plan: RecallPlan,
+    pub branches: Vec<BranchCandidates>,
+    pub gold: HashSet<EvidenceId>,
+}
+
+/// The outcome, reported beside the eval and written (the spec alone) to the `--fit` file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FitReport {
+    pub start: String,
+    pub fitted: String,
+    pub questions: usize,
+    pub start_mrr: f64,
+    pub fitted_mrr: f64,
+    /// Each kept move: key, new value, MRR after it.
+    pub moves: Vec<(String, f64, f64)>,
+}
+
+/// Turn MRR of `profile` over `questions` (a miss past [`DEPTH`] counts 0).
+pub fn mrr(questions: &[FitQuestion], profile: &RankingProfile) -> f64 {
+    if questions.is_empty() {
+        return 0.0;
+    }
+    let total: f64 = questions
+        .iter()
+        .map(|q| {
+            let hits = rank_all(q.branches.clone(), &q.plan, &q.actor, profile);
+            hits.iter()
+                .take(DEPTH)
+                .position(|hit| q.gold.contains(&hit.evidence.id))
+                .map_or(0.0, |i| 1.0 / (i + 1) as f64)
+        })
+        .sum();
+    total / questions.len() as f64
+}
+
+/// The values tried for a key, given its current value: proportional steps around it, and
+/// a ladder from zero so a signal the start leaves off can be switched on.
+fn grid(key: &str, current: f64) -> Vec<f64> {
+    let mut values: Vec<f64> = [0.0, 0.5, 0.75, 1.25, 1.5, 2.0]
+        .iter()
+        .map(|f| current * f)
+        .chain([0.05, 0.1, 0.2, 0.4, 0.8])
+        .collect();
+    if key == "rrf_k" {
+        values = vec![1.0, 5.0, 10.0, 20.0, 40.0, 60.0];
+    }
+    if key == "vector_min_similarity" {
+        values = vec![0.0, 0.1, 0.15, 0.2, 0.25, 0.3];
+    }
+    values.retain(|v| (*v - current).abs() > 1e-12);
+    values.sort_by(f64::total_cmp);
+    values.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
+    values
+}
+
+/// A profile spec from a base name and the overrides so far (in key order, so equal
+/// settings spell the same version).
+fn spec(base: &str, overrides: &BTreeMap<&'static str, f64>) -> String {
+    let mut spec = base.to_string();
+    for (key, value) in overrides {
+        spec.push_str(&format!(":{key}={}", round(*value)));
+    }
+    spec
+}
+
+/// Four significant decimals: a fitted constant is not more precise than the data.
+fn round(value: f64) -> f64 {
+    (value * 1e4).round() / 1e4
+}
+
+/// Coordinate ascent from `start` (a profile spec such as `hybrid`). `progress` hears each
+/// kept move.
+pub fn fit(
+    questions: &[FitQuestion],
+    start: &str,
+    mut progress: impl FnMut(&str, f64),
+) -> Result<FitReport, EvalError> {
+    let base = start.split(':').next().unwrap_or_default().to_string();
+    let profile = |overrides: &BTreeMap<&'static str, f64>| {
+        parse_profile(&spec(&base, overrides)).map_err(|e| EvalError::Fit(e.to_string()))
+    };
+    // The start's own overrides become the first settings.
+    let mut overrides: BTreeMap<&'static str, f64> = BTreeMap::new();
+    let starting = parse_profile(start).map_err(|e| EvalError::Fit(e.to_string()))?;
+    let initial = parse_profile(&base).map_err(|e| EvalError::Fit(e.to_string()))?;
+    for key in FITTED_KEYS {
+        let (now, was) = (value_of(&starting, key), value_of(&initial, key));
+        if (now - was).abs() > 1e-12 {
+            overrides.insert(key, now);
+        }
+    }
+    let start_mrr = mrr(questions, &profile(&overrides)?);
+    let mut best = start_mrr;
+    let mut moves = Vec::new();
+    for _ in 0..MAX_SWEEPS {
+        let mut moved = false;
+        for key in FITTED_KEYS {
+            let current = overrides
+                .get(key)
+                .copied()
+                .unwrap_or_else(|| value_of(&initial, key));
+            let mut winner = None;
+            for value in grid(key, current) {
+                let mut trial = overrides.clone();
+                trial.insert(key, round(value));
+                let score = mrr(questions, &profile(&trial)?);
+                if score > best + MIN_GAIN && winner.is_none_or(|(_, s)| score > s) {
+                    winner = Some((round(value), score));
+                }
+            }
+            if let Some((value, score)) = winner {
+                overrides.insert(key, value);
+                best = score;
+                moved = true;
+                moves.push((key.to_string(), value, score));
+                progress(&spec(&base, &overrides), score);
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    Ok(FitReport {
+        start: start.to_string(),
+        fitted: profile(&overrides)?.version.into_owned(),
+        questions: questions.len(),
+        start_mrr,
+        fitted_mrr: best,
+        moves,
+    })
+}
+
+/// A fitted key's value in a profile.
+fn value_of(profile: &RankingProfile, key: &str) -> f64 {
+    match key {
+        "vector_weight" => profile.vector_weight,
+        "lexical_rank_weight" => profile.lexical_rank_weight,
+        "vector_rank_weight" => profile.vector_rank_weight,
+        "rrf_k" => profile.rrf_k,
+        "vector_min_similarity" => profile.vector_min_similarity,
+        "phrase_boost" => profile.phrase_boost,
+        "temporal_boost" => profile.temporal_boost,
+        "group_boost" => profile.group_boost,
+        "recency_boost" => profile.recency_boost,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnem_core::{Branch, Candidate, NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
+    use uuid::Uuid;
+
+    const ACTOR: Actor = Actor {
+        team: TeamId(Uuid::from_u128(1)),
+        profile: ProfileId(Uuid::from_u128(2)),
+    };
+
+    fn candidate(id: u128, text: &str, relevance: f64) -> Candidate {
+        let evidence = NewEvidence::new(text)
+            .into_evidence(
+                EvidenceId(Uuid::from_u128(id)),
+                ACTOR.team,
+                ACTOR.profile,
+                Timestamp::from_seconds(id as i64),
+            )
+            .unwrap();
+        Candidate {
+            evidence,
+            relevance: Some(relevance),
+        }
+    }
+
+    /// The full-text branch puts a distractor first; the vector branch knows better. A
+    /// fit that starts with the vector branch weak must find a heavier vector weight.
+    fn vector_knows_best(n: u128) -> Vec<FitQuestion> {
+        (0..n)
+            .map(|q| {
+                let (gold, other) = (10 * q + 1, 10 * q + 2);
+                FitQuestion {
+                    actor: ACTOR,
+                    plan: RecallPlan::new(
+                        RecallQuery::text("apples"),
+                        Timestamp::from_seconds(1_000),
+                    ),
+                    branches: vec![
+                        BranchCandidates {
+                            branch: Branch::Lexical,
+                            candidates: vec![
+                                candidate(other, "other", 2.0),
+                                candidate(gold, "gold", 1.8),
+                            ],
+                        },
+                        BranchCandidates {
+                            branch: Branch::Vector,
+                            candidates: vec![
+                                candidate(gold, "gold", 0.9),
+                                candidate(other, "other", 0.3),
+                            ],
+                        },
+                    ],
+                    gold: HashSet::from([EvidenceId(Uuid::from_u128(gold))]),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn mrr_counts_the_first_gold_result() {
+        let questions = vector_knows_best(3);
+        let lexical_heavy = parse_profile("hybrid:vector_weight=0.05").unwrap();
+        assert_eq!(mrr(&questions, &lexical_heavy), 0.5);
+        let vector_heavy = parse_profile("hybrid:vector_weight=2").unwrap();
+        assert_eq!(mrr(&questions, &vector_heavy), 1.0);
+        assert_eq!(mrr(&[], &vector_heavy), 0.0);
+    }
+
+    #[test]
+    fn ascent_finds_the_weight_that_ranks_gold_first_and_names_it_in_the_spec() {
+        let questions = vector_knows_best(3);
+        let report = fit(&questions, "hybrid:vector_weight=0.05", |_, _| {}).unwrap();
+        assert_eq!(report.start_mrr, 0.5);
+        assert_eq!(report.fitted_mrr, 1.0);
+        assert!(report.fitted.starts_with("convex-1:"));
+        let fitted = parse_profile(&report.fitted.replacen("convex-1", "hybrid", 1)).unwrap();
+        assert_eq!(mrr(&questions, &fitted), 1.0);
+        assert_eq!(report.moves.len(), 1);
+    }
+
+    #[test]
+    fn nothing_to_gain_leaves_the_start_unchanged() {
+        let questions = vector_knows_best(2);
+        let report = fit(&questions, "hybrid:vector_weight=2", |_, _| {}).unwrap();
+        assert_eq!(report.fitted_mrr, report.start_mrr);
+        assert!(report.moves.is_empty());
+        assert_eq!(report.fitted, "convex-1:vector_weight=2");
+    }
+
+    #[test]
+    fn the_grid_reaches_zero_and_steps_around_the_current_value() {
+        let values = grid("group_boost", 0.0);
+        assert_eq!(values, [0.05, 0.1, 0.2, 0.4, 0.8]);
+        let values = grid("vector_weight", 0.5);
+        assert!(values.contains(&0.0) && values.contains(&1.0) && values.contains(&0.25));
+        assert!(!values.contains(&0.5));
+    }
+}
