@@ -32,6 +32,10 @@ pub struct IngestReport {
     pub embedded: usize,
     pub embed_secs: f64,
     pub embeds_per_sec: f64,
+    /// Turns the write-time screening held (stored `quarantined`, so never recalled), and
+    /// how many of them a scored question cites: benign text must not be hidden.
+    pub quarantined: usize,
+    pub gold_quarantined: usize,
 }
 
 /// Quality over one group of questions. Session metrics follow LongMemEval (a session
@@ -227,6 +231,11 @@ impl EvalReport {
             "{}: {} items in {} teams; remember {:.0}/s ({:.1}s); embedded {} at {:.1}/s ({:.1}s); embedder {}",
             self.dataset, i.items, i.teams, i.writes_per_sec, i.write_secs, i.embedded,
             i.embeds_per_sec, i.embed_secs, self.embedder
+        );
+        let _ = writeln!(
+            s,
+            "held by screening at write: {} turns, {} of them cited by a scored question",
+            i.quarantined, i.gold_quarantined
         );
         let budgets: Vec<String> = self.context_bytes.iter().map(|b| b.to_string()).collect();
         let _ = writeln!(

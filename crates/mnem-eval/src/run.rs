@@ -12,8 +12,8 @@ use mnem_core::recall::{
     DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, DEFAULT_WINDOW, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS,
 };
 use mnem_core::{
-    parse_profile, Actor, EvidenceId, NewEvidence, RankingProfile, RecallHit, RecallQuery,
-    SourceType,
+    parse_profile, Actor, EvidenceId, LifecycleState, NewEvidence, RankingProfile, RecallHit,
+    RecallQuery, SourceType,
 };
 use mnem_embed::Embedder;
 use mnem_postgres::PgStore;
@@ -292,6 +292,7 @@ async fn ingest<S: GraphStore + SearchIndex>(
     let started = Instant::now();
     let mut actors = Vec::new();
     let mut origins = Origins::new();
+    let mut held: HashSet<(usize, &str)> = HashSet::new();
     for (h, haystack) in dataset.haystacks.iter().enumerate() {
         let actor = memory.store().open_team(&haystack.team).await?;
         for (i, item) in haystack.items.iter().enumerate() {
@@ -302,6 +303,9 @@ async fn ingest<S: GraphStore + SearchIndex>(
             new.source_key = Some(item.group.clone());
             new.observed_at = Some(item.observed_at);
             let evidence = memory.remember(&actor, new).await?;
+            if evidence.state == LifecycleState::Quarantined {
+                held.insert((h, item.id.as_str()));
+            }
             origins.insert(evidence.id, (h, i));
             progress.inc(1);
         }
@@ -309,6 +313,13 @@ async fn ingest<S: GraphStore + SearchIndex>(
     }
     let write_secs = started.elapsed().as_secs_f64();
     progress.finish_and_clear();
+    let gold_held: HashSet<(usize, &str)> = dataset
+        .questions
+        .iter()
+        .filter(|q| q.class == QuestionClass::Scored)
+        .flat_map(|q| q.gold_items.iter().map(move |id| (q.haystack, id.as_str())))
+        .filter(|turn| held.contains(turn))
+        .collect();
 
     let progress = bar(
         options.progress && options.embedder.is_some(),
@@ -332,6 +343,8 @@ async fn ingest<S: GraphStore + SearchIndex>(
             embedded: report.embedded,
             embed_secs,
             embeds_per_sec: report.embedded as f64 / embed_secs.max(1e-9),
+            quarantined: held.len(),
+            gold_quarantined: gold_held.len(),
         },
     ))
 }
