@@ -236,7 +236,7 @@ pub struct ScoreComponents {
     pub phrase: bool,
     pub temporal: bool,
     /// The source group's support and the place in the pool's time span, each in [0, 1]
-    /// (computed whether or not the profile weighs them).
+    /// (0 when the profile does not weigh them: they are not computed then).
     pub group: f64,
     pub recency: f64,
 }
@@ -534,8 +534,18 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     };
     let max_multiplier =
         1.0 + phrase_weight + temporal_weight + profile.group_boost + profile.recency_boost;
-    let group = signals::group_support(hits);
-    let recency = signals::recency(hits);
+    // Pool-wide passes only when the profile weighs them: a hot-path cost otherwise.
+    let unweighed = || vec![0.0; hits.len()];
+    let group = if profile.group_boost > 0.0 {
+        signals::group_support(hits)
+    } else {
+        unweighed()
+    };
+    let recency = if profile.recency_boost > 0.0 {
+        signals::recency(hits)
+    } else {
+        unweighed()
+    };
     for ((hit, group), recency) in hits.iter_mut().zip(group).zip(recency) {
         let text = normalise_phrase(&hit.evidence.content);
         let components = &mut hit.components;
