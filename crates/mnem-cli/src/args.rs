@@ -259,6 +259,10 @@ pub struct EvalCommand {
     /// always): measures contextual document vectors against the plain ones.
     #[arg(long)]
     pub contextual_vectors: bool,
+    /// Only screen every turn as a write would (no ingest, no recall) and list the turns
+    /// it would hold: a false-positive count on real conversations, in seconds.
+    #[arg(long)]
+    pub screening_only: bool,
 }
 
 fn parse_profile(text: &str) -> Result<RankingProfile, String> {

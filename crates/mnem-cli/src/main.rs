@@ -445,6 +445,10 @@ async fn eval(
             }
             other => Failure::Runtime(other.to_string()),
         })?;
+    if args.screening_only {
+        let report = mnem_eval::screening::screen_dataset(&dataset);
+        return print_report(json, &report, || report.table());
+    }
     let options = mnem_eval::EvalOptions {
         profiles,
         embedder,

@@ -18,6 +18,7 @@ pub mod longmemeval;
 pub mod metrics;
 pub mod report;
 pub mod run;
+pub mod screening;
 pub mod synthetic;
 
 pub use dataset::{Dataset, QuestionClass};

@@ -72,9 +72,10 @@ struct Gathered {
 
 /// Screens one evidence item, holding it (quarantine at write) when a rule fires.
 pub(crate) fn hold_if_flagged(new: &mut NewEvidence, index: usize) {
-    if let Some(reason) =
-        mnem_core::screen::quarantine_reason(&mnem_core::screen::screen(&new.content))
-    {
+    if let Some(reason) = mnem_core::screen::quarantine_reason(&mnem_core::screen::screen(
+        &new.content,
+        new.source_type,
+    )) {
         tracing::warn!(evidence = index, %reason, "evidence quarantined at write");
         new.quarantine = Some(reason);
     }
