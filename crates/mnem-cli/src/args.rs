@@ -129,6 +129,10 @@ pub enum Command {
     Retract(RetractArgs),
     /// Hold evidence out of recall and support pending review.
     Quarantine(QuarantineArgs),
+    /// Return held (quarantined) evidence to recall after review.
+    Release(ReleaseArgs),
+    /// List evidence held out of recall, with why it was held.
+    List(ListArgs),
     /// Physically erase your own private evidence and what was derived from it.
     Forget(ForgetArgs),
     /// Explain one relationship: its evidence, verification, history and conflicts.
@@ -427,6 +431,27 @@ pub struct QuarantineArgs {
     /// Why, kept in the lifecycle log.
     #[arg(long, required = true)]
     pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    #[arg(required = true, value_parser = parse_evidence_id)]
+    pub ids: Vec<EvidenceId>,
+    /// Why it is safe, kept in the lifecycle log.
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Held evidence (quarantined at write by screening, or by an operator), most
+    /// recently recorded first. The one listing so far; `mnem recall ""` lists current
+    /// evidence.
+    #[arg(long, required = true)]
+    pub quarantined: bool,
+    /// At most this many items.
+    #[arg(long, default_value_t = 50, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]

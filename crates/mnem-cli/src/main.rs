@@ -12,11 +12,12 @@ use std::sync::Arc;
 use clap::error::ErrorKind;
 use clap::Parser;
 use mnem_core::graph::{Correction, RememberRequest};
-use mnem_core::{NewEvidence, RecallQuery, Scope, Space};
+use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
     spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig, Memory, ServiceError,
+    MAX_HELD_LISTED,
 };
 use mnem_sqlite::SqliteStore;
 use mnem_store::{CredentialStore, GraphStore, GraphView, SearchIndex, StoreError, SystemClock};
@@ -240,7 +241,8 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 }
                 Some(RememberInput::Text(text)) => {
                     let evidence = memory.remember(&actor, new_evidence(text, args)).await?;
-                    render::remembered(&evidence, cli.json);
+                    let reason = held_reason(memory.store(), &actor, &evidence).await?;
+                    render::remembered(&evidence, reason.as_deref(), cli.json);
                 }
                 None => {}
             }
@@ -269,6 +271,17 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 .quarantine_evidence(&actor, args.ids.clone(), args.reason)
                 .await?;
             render::lifecycle("quarantined", &args.ids, cli.json);
+        }
+        Command::Release(args) => {
+            let memory = Memory::unchecked(store, None);
+            memory
+                .release_evidence(&actor, args.ids.clone(), args.reason)
+                .await?;
+            render::lifecycle("released", &args.ids, cli.json);
+        }
+        Command::List(args) => {
+            let memory = Memory::unchecked(store, None);
+            render::held(&memory.quarantined(&actor, args.limit).await?, cli.json);
         }
         Command::Forget(args) => {
             let memory = Memory::unchecked(store, None);
@@ -316,7 +329,9 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         }
         Command::Status => {
             let memory = Memory::unchecked(store, embedder(&cli)?);
-            render::status(&memory.status().await?, cli.json);
+            let held = memory.quarantined(&actor, MAX_HELD_LISTED).await?.len();
+            let at_least = held == MAX_HELD_LISTED;
+            render::status(&memory.status().await?, held, at_least, cli.json);
         }
         // These ran above: on their own temporary stores, or for no one principal.
         Command::Bench(_)
@@ -466,6 +481,19 @@ async fn eval(
         .await
         .map_err(|e| Failure::Runtime(e.to_string()))?;
     print_report(json, &report, || report.table())
+}
+
+/// Why a just-written item was held, from its lifecycle log (`None` when it is current).
+async fn held_reason<S: GraphStore>(
+    store: &S,
+    actor: &Actor,
+    evidence: &Evidence,
+) -> Result<Option<String>, Failure> {
+    if evidence.state != LifecycleState::Quarantined {
+        return Ok(None);
+    }
+    let history = store.history(actor, evidence.id).await?;
+    Ok(history.into_iter().rev().find_map(|e| e.reason))
 }
 
 /// The configured embedding provider; `None` for `--embedder none`.

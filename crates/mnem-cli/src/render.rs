@@ -8,7 +8,7 @@ use mnem_core::{
     ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult,
     PublicWindowItem, RecallHit, ScoreComponents, TeamId,
 };
-use mnem_service::{EmbedReport, IssuedKey, Status};
+use mnem_service::{EmbedReport, HeldEvidence, IssuedKey, Status};
 use serde::Serialize;
 use serde_json::json;
 
@@ -17,21 +17,57 @@ fn print_json(value: &serde_json::Value) {
 }
 
 /// The new id; a write that screening held says so (stored, but never recalled).
-pub fn remembered(evidence: &Evidence, as_json: bool) {
+/// The new id; a held item also gets its state and reason (in the JSON, and as a
+/// warning naming the release command on stderr).
+pub fn remembered(evidence: &Evidence, held_because: Option<&str>, as_json: bool) {
     let held = evidence.state != LifecycleState::Current;
     if as_json {
+        let mut out = json!({ "evidence_id": evidence.id });
         if held {
-            print_json(&json!({ "evidence_id": evidence.id, "state": evidence.state }));
-        } else {
-            print_json(&json!({ "evidence_id": evidence.id }));
+            out["state"] = json!(evidence.state);
         }
+        if let Some(reason) = held_because {
+            out["quarantined_because"] = json!(reason);
+        }
+        print_json(&out);
     } else {
         println!("{}", evidence.id);
     }
-    if held {
-        eprintln!(
-            "warning: stored {} (see `mnem show {}`): it will not be recalled",
-            evidence.state, evidence.id
+    match (evidence.state, held_because) {
+        (LifecycleState::Quarantined, reason) => eprintln!(
+            "warning: held for review, not recalled until released ({}); \
+             if it is safe: `mnem release {}`",
+            reason.unwrap_or("quarantined"),
+            evidence.id
+        ),
+        (state, _) if held => eprintln!(
+            "warning: stored {state} (see `mnem show {}`): it will not be recalled",
+            evidence.id
+        ),
+        _ => {}
+    }
+}
+
+/// `mnem list --quarantined`: each held item with when and why it was held.
+pub fn held(items: &[HeldEvidence], as_json: bool) {
+    if as_json {
+        print_json(&json!(items));
+        return;
+    }
+    if items.is_empty() {
+        println!("nothing is held");
+        return;
+    }
+    for item in items {
+        let e = &item.evidence;
+        let excerpt: String = e.content.chars().take(100).collect();
+        println!("{}  {}", e.id, excerpt.replace('\n', " "));
+        if let Some(at) = item.held_at {
+            println!("    held at  {at}");
+        }
+        println!(
+            "    because  {}",
+            item.reason.as_deref().unwrap_or("(no reason recorded)")
         );
     }
 }
@@ -294,9 +330,13 @@ pub fn shown(evidence: &Evidence, history: &[LifecycleEvent], as_json: bool) {
     }
 }
 
-pub fn status(status: &Status, as_json: bool) {
+/// `held` counts the team's quarantined items this profile can see, up to the listing
+/// bound (`at_least` when there may be more).
+pub fn status(status: &Status, held: usize, at_least: bool, as_json: bool) {
     if as_json {
-        print_json(&json!(status));
+        let mut out = json!(status);
+        out["quarantined"] = json!({ "count": held, "at_least": at_least });
+        print_json(&out);
         return;
     }
     let contract = |c: &Option<mnem_core::EmbeddingContract>| {
@@ -326,6 +366,11 @@ pub fn status(status: &Status, as_json: bool) {
             d.branch, d.at, d.reason
         ),
         None => println!("last degraded       never"),
+    }
+    let more = if at_least { "+" } else { "" };
+    println!("held (quarantined)  {held}{more}");
+    if held > 0 {
+        println!("                    review: `mnem list --quarantined`, then `mnem release ID`");
     }
 }
 

@@ -133,6 +133,26 @@ pub struct RetractInput {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct ReleaseInput {
+    /// Quarantined evidence to return to recall (1-200 ids), from a write response's
+    /// `evidence[].evidence_id` or the `quarantined` listing.
+    pub evidence_ids: Vec<EvidenceId>,
+    /// Why it is safe to release; kept in the lifecycle log.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuarantinedInput {
+    /// How many held items to list, most recently recorded first (1-1000, default 50).
+    pub limit: Option<usize>,
+}
+
+/// Held items a listing returns when the request does not say.
+pub const DEFAULT_HELD_LISTED: usize = 50;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ForgetInput {
     /// Your own private evidence to erase (1-200 ids).
     pub evidence_ids: Vec<EvidenceId>,

@@ -17,7 +17,10 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
-pub use input::{CorrectInput, ForgetInput, RecallInput, RetractInput, TraceInput};
+pub use input::{
+    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
+    TraceInput, DEFAULT_HELD_LISTED,
+};
 pub use ops::{OpError, OpErrorClass, Operations, RecallObserver};
 
 /// How an agent should use the tools, sent once at initialisation.
@@ -137,6 +140,18 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     ) -> Result<String, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.retract(&caller, input).await)
+    }
+
+    #[tool(
+        description = "Release evidence that write-time screening (or an operator) quarantined, after checking it is safe: it becomes recallable again and the relationships it supports are re-assessed. A write response names held items with `state: quarantined` and `quarantined_because`. Needs a write key."
+    )]
+    async fn release_evidence(
+        &self,
+        Parameters(input): Parameters<ReleaseInput>,
+        extensions: Extensions,
+    ) -> Result<String, String> {
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.release(&caller, input).await)
     }
 
     #[tool(

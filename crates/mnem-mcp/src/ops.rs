@@ -10,7 +10,10 @@ use mnem_store::{GraphStore, SearchIndex, StoreError};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
-use crate::input::{CorrectInput, ForgetInput, RecallInput, RetractInput, TraceInput};
+use crate::input::{
+    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
+    TraceInput, DEFAULT_HELD_LISTED,
+};
 
 /// Why an operation failed, in classes a transport maps to its own codes (HTTP status,
 /// MCP tool error). `public_message` is safe to show; internals go to the log only.
@@ -174,6 +177,28 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             .retract_evidence(&caller.actor, input.evidence_ids.clone(), input.reason)
             .await?;
         Ok(json!({ "retracted": input.evidence_ids }))
+    }
+
+    pub async fn release(&self, caller: &Principal, input: ReleaseInput) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        self.memory
+            .release_evidence(&caller.actor, input.evidence_ids.clone(), input.reason)
+            .await?;
+        self.wrote();
+        Ok(json!({ "released": input.evidence_ids }))
+    }
+
+    /// Held evidence with its reasons: an operator's review list, so it needs a write key
+    /// like the release that follows it.
+    pub async fn quarantined(
+        &self,
+        caller: &Principal,
+        input: QuarantinedInput,
+    ) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        let limit = input.limit.unwrap_or(DEFAULT_HELD_LISTED);
+        let held = self.memory.quarantined(&caller.actor, limit).await?;
+        Ok(json!({ "quarantined": encoded(&held)? }))
     }
 
     pub async fn correct(&self, caller: &Principal, input: CorrectInput) -> Result<Value, OpError> {

@@ -72,6 +72,7 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
             "correct_relationship",
             "forget",
             "recall_memory",
+            "release_evidence",
             "remember",
             "retract_evidence",
             "trace_memory"

@@ -382,6 +382,35 @@ impl GraphStore for PgStore {
             .await
     }
 
+    async fn release_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> Result<()> {
+        let at = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        graph_write::release_evidence(&PgRows { tx: &tx }, actor, &ids, &reason, at).await?;
+        tx.commit().await.db()
+    }
+
+    async fn quarantined(&self, actor: &Actor, limit: usize) -> Result<Vec<EvidenceId>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        let rows = prepared::query(
+            &tx,
+            "SELECT evidence_id FROM evidence \
+             WHERE team_id = $1 AND state = 'quarantined' \
+             AND (space = 'team' OR owner_profile_id = $2) \
+             ORDER BY recorded_at DESC, evidence_id DESC LIMIT $3",
+            &[&actor.team.0, &actor.profile.0, &(limit as i64)],
+        )
+        .await?;
+        Ok(rows.iter().map(|row| EvidenceId(row.get(0))).collect())
+    }
+
     async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
         let at = self.clock.now();
         let mut client = self.client().await?;

@@ -94,6 +94,8 @@ handlers! {
     remember: mnem_core::graph::RememberRequest => remember;
     trace: mnem_mcp::TraceInput => trace;
     retract: mnem_mcp::RetractInput => retract;
+    release: mnem_mcp::ReleaseInput => release;
+    quarantined: mnem_mcp::QuarantinedInput => quarantined;
     correct: mnem_mcp::CorrectInput => correct;
     forget: mnem_mcp::ForgetInput => forget;
 }

@@ -126,6 +126,8 @@ where
         .route("/v1/remember", post(api::remember::<S>))
         .route("/v1/trace", post(api::trace::<S>))
         .route("/v1/retract", post(api::retract::<S>))
+        .route("/v1/release", post(api::release::<S>))
+        .route("/v1/quarantined", post(api::quarantined::<S>))
         .route("/v1/correct", post(api::correct::<S>))
         .route("/v1/forget", post(api::forget::<S>))
         .nest_service("/mcp", mcp)

@@ -3,7 +3,10 @@
 //! the server accepts.
 
 use mnem_core::graph::RememberRequest;
-use mnem_mcp::{CorrectInput, ForgetInput, RecallInput, RetractInput, TraceInput};
+use mnem_mcp::{
+    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
+    TraceInput,
+};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
@@ -97,6 +100,18 @@ pub fn document() -> Value {
             name: "retract",
             summary: "Retract evidence; what it supported is re-assessed (MCP: retract_evidence)",
             request: schema(of::<RetractInput>),
+            writes: true,
+        },
+        Operation {
+            name: "release",
+            summary: "Return quarantined evidence to recall after review (MCP: release_evidence)",
+            request: schema(of::<ReleaseInput>),
+            writes: true,
+        },
+        Operation {
+            name: "quarantined",
+            summary: "Evidence held out of recall, newest first, with why it was held",
+            request: schema(of::<QuarantinedInput>),
             writes: true,
         },
         Operation {

@@ -1,5 +1,5 @@
 //! The semantic-layer operations: structured remember with verification, corrections,
-//! evidence lifecycle (retract, quarantine, forget), trace, and the discovery frontier
+//! evidence lifecycle (retract, quarantine, release, forget), trace, and the discovery frontier
 //! of a recall. Orchestration only: verification and path choice are
 //! `mnem_core::graph`'s, persistence and standing the store's.
 
@@ -15,7 +15,10 @@ use mnem_core::graph::{
     RelationshipInput, RelationshipOutcome, RememberOutcome, RememberRequest, Seed, Trace, Verdict,
     VerificationEvent, DETERMINISTIC_VERIFIER,
 };
-use mnem_core::{Actor, EvidenceId, RecallHit, RelationshipId, ValidationError};
+use mnem_core::{
+    Actor, Evidence, EvidenceId, LifecycleState, RecallHit, RelationshipId, Timestamp,
+    ValidationError,
+};
 use mnem_store::{
     GraphStore, GraphView, SearchIndex, StoreError, VerifiedCorrection, VerifiedProposal,
     VerifiedRemember,
@@ -26,6 +29,16 @@ use crate::{Memory, Result};
 /// Ids one lifecycle call may name.
 pub const MAX_IDS_PER_CALL: usize = 200;
 pub const MAX_REASON_CHARS: usize = 1_000;
+/// Held items one listing returns.
+pub const MAX_HELD_LISTED: usize = 1_000;
+
+/// A quarantined item with why and when it was held.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HeldEvidence {
+    pub evidence: Evidence,
+    pub held_at: Option<Timestamp>,
+    pub reason: Option<String>,
+}
 /// Discovery stops expanding (keeps what it has) once a recall has spent this long on
 /// it: the frontier is a hint and must not slow the answer down.
 pub const DISCOVERY_TIME_BUDGET: Duration = Duration::from_millis(50);
@@ -334,6 +347,54 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         check_ids("ids", &ids).map_err(StoreError::from)?;
         let reason = check_reason(&reason).map_err(StoreError::from)?;
         Ok(self.store.quarantine_evidence(actor, ids, reason).await?)
+    }
+
+    /// Returns held evidence to recall after review; the lifecycle event records who
+    /// released it and why.
+    pub async fn release_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        check_ids("ids", &ids).map_err(StoreError::from)?;
+        let reason = match reason {
+            Some(reason) => format!(
+                "released: {}",
+                check_reason(&reason).map_err(StoreError::from)?
+            ),
+            None => "released after review".to_string(),
+        };
+        Ok(self.store.release_evidence(actor, ids, reason).await?)
+    }
+
+    /// What is held out of recall: quarantined evidence the actor can see, most recently
+    /// recorded first, each with the reason it was held.
+    pub async fn quarantined(&self, actor: &Actor, limit: usize) -> Result<Vec<HeldEvidence>> {
+        if limit == 0 || limit > MAX_HELD_LISTED {
+            return Err(StoreError::from(ValidationError::new(
+                "limit",
+                format!("must be 1 to {MAX_HELD_LISTED}"),
+            ))
+            .into());
+        }
+        let mut held = Vec::new();
+        for id in self.store.quarantined(actor, limit).await? {
+            let evidence = self.store.get(actor, id).await?;
+            let event = self
+                .store
+                .history(actor, id)
+                .await?
+                .into_iter()
+                .rev()
+                .find(|e| e.state == LifecycleState::Quarantined);
+            held.push(HeldEvidence {
+                held_at: event.as_ref().map(|e| e.at),
+                reason: event.and_then(|e| e.reason),
+                evidence,
+            });
+        }
+        Ok(held)
     }
 
     pub async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {

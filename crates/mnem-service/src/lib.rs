@@ -29,7 +29,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 pub use auth::{AuthError, Authenticator, IssuedKey};
-pub use graph::{DISCOVERY_TIME_BUDGET, MAX_IDS_PER_CALL};
+pub use graph::{HeldEvidence, DISCOVERY_TIME_BUDGET, MAX_HELD_LISTED, MAX_IDS_PER_CALL};
 pub use verifier::{parse_judgement, ChatVerifier, ChatVerifierConfig, EntailmentModel};
 pub use worker::{spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS};
 

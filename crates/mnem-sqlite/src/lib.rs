@@ -375,6 +375,51 @@ impl GraphStore for SqliteStore {
             .await
     }
 
+    async fn release_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> Result<()> {
+        let actor = *actor;
+        let at = self.clock.now();
+        self.with_tx(move |tx| {
+            let rows = SqliteRows { conn: tx };
+            graph::run(graph_write::release_evidence(
+                &rows, &actor, &ids, &reason, at,
+            ))
+        })
+        .await
+    }
+
+    async fn quarantined(&self, actor: &Actor, limit: usize) -> Result<Vec<EvidenceId>> {
+        let actor = *actor;
+        self.with_reader(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT evidence_id FROM evidence \
+                     WHERE team_id = ?1 AND state = 'quarantined' \
+                     AND (space = 'team' OR owner_profile_id = ?2) \
+                     ORDER BY recorded_at DESC, evidence_id DESC LIMIT ?3",
+                )
+                .db()?;
+            let ids = stmt
+                .query_map(
+                    params![
+                        actor.team.as_bytes(),
+                        actor.profile.as_bytes(),
+                        limit as i64
+                    ],
+                    |row| row.get::<_, UuidBytes>(0),
+                )
+                .db()?
+                .map(|id| Ok(EvidenceId::from_bytes(id.db()?.0)))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(ids)
+        })
+        .await
+    }
+
     async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
         let actor = *actor;
         let at = self.clock.now();

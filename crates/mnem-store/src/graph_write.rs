@@ -391,6 +391,53 @@ pub async fn move_evidence<R: GraphRows>(
     Ok(())
 }
 
+/// Returns held evidence to recall (all or nothing: an id that is not visible and
+/// quarantined is refused): it becomes current — or superseded, when a newer revision of
+/// its source arrived while it was held — supersedes older current revisions as a write
+/// would have, and the relationships it supports are re-assessed. The event records who
+/// released it and why.
+pub async fn release_evidence<R: GraphRows>(
+    rows: &R,
+    actor: &Actor,
+    ids: &[EvidenceId],
+    reason: &str,
+    at: Timestamp,
+) -> Result<()> {
+    for &id in ids {
+        let mut evidence = rows.visible_evidence(actor, id).await?;
+        if evidence.state != LifecycleState::Quarantined {
+            return Err(StoreError::Conflict(format!(
+                "evidence {id} is {}, not quarantined: only held evidence can be released",
+                evidence.state.as_str()
+            )));
+        }
+        evidence.state = LifecycleState::Current;
+        let older = revision_standing(rows, actor, &mut evidence).await?;
+        rows.set_evidence_state(actor, id, evidence.state, at, Some(reason))
+            .await?;
+        move_evidence(
+            rows,
+            actor,
+            &older,
+            LifecycleState::Superseded,
+            Some("a newer source revision was released"),
+            at,
+        )
+        .await?;
+    }
+    for relationship in rows.relationships_citing(actor, ids).await? {
+        recompute_support(
+            rows,
+            actor,
+            relationship,
+            "supporting evidence released",
+            at,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Re-derives a relationship's standing from its supports.
 async fn recompute_support<R: GraphRows>(
     rows: &R,

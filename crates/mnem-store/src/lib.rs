@@ -214,6 +214,24 @@ pub trait GraphStore: EvidenceStore {
         reason: String,
     ) -> impl Future<Output = Result<()>> + Send;
 
+    /// Returns quarantined evidence to recall (an operator's decision after review):
+    /// current again, or superseded if a newer revision of its source arrived meanwhile;
+    /// what it supports is re-assessed. Evidence that is not quarantined is `Conflict`.
+    fn release_evidence(
+        &self,
+        actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Quarantined evidence the actor can see, most recently recorded first, at most
+    /// `limit`: what screening or an operator is holding out of recall.
+    fn quarantined(
+        &self,
+        actor: &Actor,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<EvidenceId>>> + Send;
+
     /// Physically erases the actor's own private evidence: text, search state, quotes,
     /// and relationships derived from nothing else; leaves a content-free tombstone.
     fn forget(
