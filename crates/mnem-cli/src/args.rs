@@ -304,8 +304,12 @@ pub struct RememberArgs {
     #[arg(allow_hyphen_values = true, required_unless_present = "file")]
     pub text: Option<String>,
     /// A structured request (JSON: evidence, relationships, predicates,
-    /// idempotency_key); `-` reads standard input. The other flags do not apply.
-    #[arg(long, conflicts_with = "text", value_name = "FILE")]
+    /// idempotency_key); `-` reads standard input. The evidence flags belong in the
+    /// JSON, so passing one with --file is refused rather than ignored.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "text", "kind", "source", "source_type", "authority", "source_group", "source_key",
+        "scope", "observed_at", "expires_at", "refs", "labels", "private",
+    ])]
     pub file: Option<PathBuf>,
     /// A free label: fact, preference, decision, observation (default), …
     #[arg(long)]

@@ -720,7 +720,7 @@ async fn key<S: Backend>(cli: &Cli, command: &args::KeyCommand, store: S) -> Res
             render::key_created(&issued, cli.json);
         }
         args::KeyCommand::Revoke { prefix } => {
-            let record = auth.revoke(prefix).await.map_err(auth_failure)?;
+            let record = auth.revoke(&cli.team, prefix).await.map_err(auth_failure)?;
             render::keys(std::slice::from_ref(&record), cli.json);
         }
         args::KeyCommand::List => render::keys(&store.team_keys(&cli.team).await?, cli.json),

@@ -275,7 +275,27 @@ fn bad_input_gets_one_line_naming_the_field_and_writes_nothing() {
             &["remember", "ok text", "--source-type", "rumour"],
             "--source-type",
         ),
+        (
+            &[
+                "remember",
+                "ok text",
+                "--observed-at",
+                "9999-12-31T23:59:59-14:00",
+            ],
+            "--observed-at",
+        ),
+        (
+            &[
+                "remember",
+                "ok text",
+                "--observed-at",
+                "0000-01-01T00:00:00+14:00",
+            ],
+            "--observed-at",
+        ),
+        (&["recall", "x", "--until", "9999-06-01"], "--until"),
         (&["remember", "ok text", "--ref", "no-colon"], "--ref"),
+        (&["remember", "--file", "req.json", "--kind", "x"], "--kind"),
         (&["remember", "ok text", "--scope", "a//b"], "--scope"),
         (&["delete", "not-a-uuid"], "<IDS>"),
         (&["--team", "", "remember", "ok text"], "team"),

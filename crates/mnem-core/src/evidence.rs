@@ -272,6 +272,8 @@ impl NewEvidence {
         if self.content.trim().is_empty() {
             return Err(ValidationError::new("content", "is empty"));
         }
+        Timestamp::check_optional("observed_at", self.observed_at)?;
+        Timestamp::check_optional("expires_at", self.expires_at)?;
         if self.content.len() > MAX_CONTENT_BYTES {
             return Err(ValidationError::new(
                 "content",

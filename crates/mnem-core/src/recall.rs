@@ -208,6 +208,15 @@ impl RecallQuery {
         kinds.sort();
         kinds.dedup();
         self.kinds = kinds;
+        for (field, stamp) in [
+            ("since", self.since),
+            ("until", self.until),
+            ("request_time", self.request_time),
+            ("valid_at", self.valid_at),
+            ("known_at", self.known_at),
+        ] {
+            Timestamp::check_optional(field, stamp)?;
+        }
         if let (Some(since), Some(until)) = (self.since, self.until) {
             if since > until {
                 return Err(ValidationError::new("until", "is earlier than since"));

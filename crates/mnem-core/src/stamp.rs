@@ -5,6 +5,11 @@
 //! does not sort lexicographically, so a backend comparing or ordering such text gets
 //! windows and recency wrong for roughly one stamp in ten (seed 003). Every backend stores
 //! this `i64` as-is, so they all round-trip and compare stamps identically.
+//!
+//! One range is accepted at every entry: years 0001 to 9998 after conversion to UTC
+//! ([`Timestamp::MIN`], [`Timestamp::MAX`]). Every stamp in it has a four-digit RFC 3339
+//! form in every time zone (`9999-12-31T23:59:59-14:00` is year 10000 in UTC, and year
+//! 0000 is not RFC 3339), so no stamp can be stored that cannot be shown.
 
 use std::fmt;
 
@@ -21,6 +26,27 @@ pub struct Timestamp(i64);
 
 impl Timestamp {
     pub const MICROS_PER_SECOND: i64 = 1_000_000;
+    /// 0001-01-01T00:00:00Z, the earliest stamp accepted.
+    pub const MIN: Timestamp = Timestamp(-62_135_596_800 * Self::MICROS_PER_SECOND);
+    /// 9998-12-31T23:59:59.999999Z, the latest stamp accepted.
+    pub const MAX: Timestamp = Timestamp(253_370_764_800 * Self::MICROS_PER_SECOND - 1);
+
+    /// `self` when it is inside the accepted range, else an error naming `field`.
+    pub fn in_range(self, field: &str) -> Result<Self, ValidationError> {
+        if (Self::MIN..=Self::MAX).contains(&self) {
+            Ok(self)
+        } else {
+            Err(ValidationError::new(
+                field,
+                "is outside the supported range 0001-01-01T00:00:00Z to 9998-12-31T23:59:59Z (UTC)",
+            ))
+        }
+    }
+
+    /// [`Self::in_range`] for an optional stamp.
+    pub fn check_optional(field: &str, stamp: Option<Self>) -> Result<(), ValidationError> {
+        stamp.map_or(Ok(()), |s| s.in_range(field).map(|_| ()))
+    }
 
     pub const fn from_micros(micros: i64) -> Self {
         Self(micros)
@@ -41,9 +67,13 @@ impl Timestamp {
         Self(nanos.div_euclid(1_000) as i64)
     }
 
+    /// The instant as a date-time. Stamps outside the accepted range cannot be written;
+    /// one that exists anyway (a value computed past the bound) shows as the nearest
+    /// bound, never as the epoch.
     pub fn to_datetime(self) -> OffsetDateTime {
-        OffsetDateTime::from_unix_timestamp_nanos(self.0 as i128 * 1_000)
-            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+        let bounded = self.0.clamp(Self::MIN.0, Self::MAX.0);
+        OffsetDateTime::from_unix_timestamp_nanos(bounded as i128 * 1_000)
+            .expect("every stamp between MIN and MAX is a valid date-time")
     }
 
     pub fn plus_micros(self, micros: i64) -> Self {
@@ -55,16 +85,16 @@ impl Timestamp {
     }
 
     /// Parses RFC 3339 (any offset, normalised to UTC) or a bare `YYYY-MM-DD`, read as
-    /// midnight UTC. `field` names the input in the error.
+    /// midnight UTC, inside the accepted range. `field` names the input in the error.
     pub fn parse(field: &str, text: &str) -> Result<Self, ValidationError> {
         let text = text.trim();
         if let Ok(dt) = OffsetDateTime::parse(text, &Rfc3339) {
-            return Ok(Self::from_datetime(dt));
+            return Self::from_datetime(dt).in_range(field);
         }
         let date_only = time::macros::format_description!("[year]-[month]-[day]");
         if let Ok(date) = Date::parse(text, date_only) {
             let dt = PrimitiveDateTime::new(date, time::Time::MIDNIGHT).assume_utc();
-            return Ok(Self::from_datetime(dt));
+            return Self::from_datetime(dt).in_range(field);
         }
         Err(ValidationError::new(
             field,
@@ -112,7 +142,9 @@ pub mod rfc3339_text {
             Written::Text(text) => {
                 Timestamp::parse("value", &text).map_err(serde::de::Error::custom)
             }
-            Written::Micros(micros) => Ok(Timestamp::from_micros(micros)),
+            Written::Micros(micros) => Timestamp::from_micros(micros)
+                .in_range("value")
+                .map_err(serde::de::Error::custom),
         }
     }
 }
@@ -157,6 +189,93 @@ mod tests {
         let later = whole.plus_micros(1);
         assert!(whole.to_rfc3339() < later.to_rfc3339());
         assert_eq!(whole.to_rfc3339().len(), later.to_rfc3339().len());
+    }
+
+    #[test]
+    fn the_range_ends_are_the_first_and_last_four_digit_utc_years() {
+        assert_eq!(Timestamp::MIN.to_rfc3339(), "0001-01-01T00:00:00.000000Z");
+        assert_eq!(Timestamp::MAX.to_rfc3339(), "9998-12-31T23:59:59.999999Z");
+        assert_eq!(
+            Timestamp::parse("t", "9998-12-31T23:59:59.999999Z").unwrap(),
+            Timestamp::MAX
+        );
+        assert_eq!(Timestamp::parse("t", "0001-01-01").unwrap(), Timestamp::MIN);
+    }
+
+    #[test]
+    fn stamps_outside_the_range_are_refused_naming_the_field() {
+        for text in [
+            "9999-12-31T23:59:59-14:00",
+            "9999-01-01T00:00:00Z",
+            "0000-01-01T00:00:00+14:00",
+            "0000-12-31",
+            "0001-01-01T00:00:00+00:01",
+        ] {
+            let err = Timestamp::parse("observed_at", text).unwrap_err();
+            assert_eq!(err.field, "observed_at", "{text}");
+            assert!(err.reason.contains("outside the supported range"), "{text}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_values_render_as_the_nearest_bound_not_the_epoch() {
+        assert_eq!(
+            Timestamp::from_micros(i64::MAX).to_rfc3339(),
+            "9998-12-31T23:59:59.999999Z"
+        );
+        assert_eq!(
+            Timestamp::from_micros(i64::MIN).to_rfc3339(),
+            "0001-01-01T00:00:00.000000Z"
+        );
+    }
+
+    #[test]
+    fn integer_microseconds_are_range_checked_too() {
+        #[derive(serde::Deserialize)]
+        struct Row {
+            #[serde(with = "rfc3339_text")]
+            at: Timestamp,
+        }
+        let ok: Row = serde_json::from_str(r#"{"at": 0}"#).unwrap();
+        assert_eq!(ok.at, Timestamp::from_micros(0));
+        let far = format!(r#"{{"at": {}}}"#, Timestamp::MAX.as_micros() + 1);
+        assert!(serde_json::from_str::<Row>(&far).is_err());
+    }
+
+    mod round_trip {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Every accepted stamp prints as RFC 3339 that parses back to itself.
+            #[test]
+            fn every_accepted_stamp_round_trips_through_its_text(
+                micros in Timestamp::MIN.as_micros()..=Timestamp::MAX.as_micros()
+            ) {
+                let stamp = Timestamp::from_micros(micros);
+                let text = stamp.to_rfc3339();
+                prop_assert_eq!(text.len(), 27);
+                prop_assert_eq!(Timestamp::parse("t", &text).unwrap(), stamp);
+            }
+
+            /// Any offset the parser accepts gives a stamp in range or a refusal: never
+            /// an out-of-range value, and an accepted one round-trips.
+            #[test]
+            fn any_offset_input_is_in_range_or_refused(
+                year in 0i32..=9999, day in 1u8..=28, hour in 0u8..=23,
+                offset in -14i32..=14, minus in any::<bool>()
+            ) {
+                let sign = if minus { '-' } else { '+' };
+                let text = format!(
+                    "{year:04}-06-{day:02}T{hour:02}:30:00{sign}{:02}:00",
+                    offset.abs()
+                );
+                if let Ok(stamp) = Timestamp::parse("t", &text) {
+                    prop_assert!((Timestamp::MIN..=Timestamp::MAX).contains(&stamp));
+                    prop_assert_eq!(Timestamp::parse("t", &stamp.to_rfc3339()).unwrap(), stamp);
+                }
+            }
+        }
     }
 
     #[test]

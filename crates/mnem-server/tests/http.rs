@@ -308,13 +308,36 @@ async fn a_held_write_is_listed_with_its_reason_and_released_by_a_writer() {
 }
 
 #[tokio::test]
+async fn stamps_outside_years_0001_to_9998_are_refused_naming_the_field() {
+    let s = server().await;
+    let write = post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.a_write),
+        json!({"evidence": [{"content": "far future", "observed_at": "9999-12-31T23:59:59-14:00"}]}),
+    )
+    .await;
+    assert_eq!(write.status, StatusCode::BAD_REQUEST, "{}", write.text);
+    assert_eq!(write.body["error"]["field"], "evidence[0].observed_at");
+    let read = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.a_read),
+        json!({"query": "x", "known_at": "0000-01-01T00:00:00+14:00"}),
+    )
+    .await;
+    assert_eq!(read.status, StatusCode::BAD_REQUEST, "{}", read.text);
+    assert_eq!(read.body["error"]["field"], "known_at");
+}
+
+#[tokio::test]
 async fn a_revoked_key_gets_401_on_its_next_request() {
     let s = server().await;
     let query = json!({"query": "anything"});
     let before = post(&s.router, "/v1/recall", Some(&s.a_read), query.clone()).await;
     assert_eq!(before.status, StatusCode::OK);
     let prefix = mnem_core::KeyToken::parse(&s.a_read).unwrap().prefix;
-    s.auth.revoke(&prefix).await.unwrap();
+    s.auth.revoke("a", &prefix).await.unwrap();
     let after = post(&s.router, "/v1/recall", Some(&s.a_read), query).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED);
     assert!(after.body["error"]["message"]

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use mnem_core::{Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal, Timestamp};
+use mnem_core::{
+    Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal, Timestamp, ValidationError,
+};
 use mnem_store::{CredentialStore, EvidenceStore, NewApiKey, StoreError};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
@@ -78,6 +80,18 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
         access: Access,
         expires_at: Option<Timestamp>,
     ) -> Result<IssuedKey, AuthError> {
+        if let Some(expires_at) = expires_at {
+            expires_at
+                .in_range("expires_at")
+                .map_err(StoreError::from)?;
+            if expires_at <= self.store.clock().now() {
+                return Err(StoreError::from(ValidationError::new(
+                    "expires_at",
+                    format!("{expires_at} is not in the future: the key would never work"),
+                ))
+                .into());
+            }
+        }
         let token = KeyToken::from_random(&random_bytes(
             mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN,
         )?)
@@ -129,7 +143,16 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
     }
 
     /// Revokes a key; it is refused from the next request on, on every server.
-    pub async fn revoke(&self, prefix: &str) -> Result<ApiKeyRecord, AuthError> {
+    /// Revokes a key of `team`; a key of another team is `KeyNotFound`, exactly as an
+    /// unknown prefix, so one team's operator can neither revoke nor probe another's.
+    pub async fn revoke(&self, team: &str, prefix: &str) -> Result<ApiKeyRecord, AuthError> {
+        let owned = self.store.api_key(prefix).await?;
+        if owned.is_none_or(|record| record.team_name != team) {
+            return Err(StoreError::KeyNotFound {
+                prefix: prefix.to_string(),
+            }
+            .into());
+        }
         let record = self.store.revoke_key(prefix).await?;
         self.lock().remove(prefix);
         Ok(record)

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::clock;
-use mnem_core::{Access, KeyRefusal, KeyToken};
+use mnem_core::{Access, KeyRefusal, KeyToken, Timestamp};
 use mnem_service::{AuthError, Authenticator};
 use mnem_sqlite::SqliteStore;
 use mnem_store::{CredentialStore, EvidenceStore, GraphStore, StoreError};
@@ -89,7 +89,7 @@ async fn a_revoked_key_is_refused_at_once_even_when_remembered() {
         .await
         .unwrap();
     auth.authenticate(&issued.token).await.unwrap();
-    let revoked = auth.revoke(&issued.record.prefix).await.unwrap();
+    let revoked = auth.revoke("acme", &issued.record.prefix).await.unwrap();
     assert!(revoked.revoked_at.is_some());
     assert!(matches!(
         auth.authenticate(&issued.token).await,
@@ -107,7 +107,7 @@ async fn a_key_another_authenticator_remembers_is_still_refused_once_revoked() {
         .await
         .unwrap();
     second.authenticate(&issued.token).await.unwrap();
-    first.revoke(&issued.record.prefix).await.unwrap();
+    first.revoke("acme", &issued.record.prefix).await.unwrap();
     assert!(matches!(
         second.authenticate(&issued.token).await,
         Err(AuthError::Refused(KeyRefusal::Revoked))
@@ -154,4 +154,52 @@ async fn keys_need_an_existing_team_and_teams_are_created_once() {
     assert!(listed.contains(&first.record.prefix));
     assert!(listed.contains(&second.record.prefix));
     assert_ne!(first.token, second.token);
+}
+
+#[tokio::test]
+async fn a_key_is_revoked_only_inside_its_own_team() {
+    let (auth, store) = authenticator().await;
+    store.create_team("beta").await.unwrap();
+    let issued = auth
+        .issue("acme", "alice", Access::Write, None)
+        .await
+        .unwrap();
+    let across = auth.revoke("beta", &issued.record.prefix).await;
+    assert!(
+        matches!(
+            across,
+            Err(AuthError::Store(StoreError::KeyNotFound { .. }))
+        ),
+        "{across:?}"
+    );
+    auth.authenticate(&issued.token).await.expect("still works");
+    let unknown = auth.revoke("acme", "nosuchprefix").await;
+    assert!(matches!(
+        unknown,
+        Err(AuthError::Store(StoreError::KeyNotFound { .. }))
+    ));
+    auth.revoke("acme", &issued.record.prefix).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_key_cannot_be_issued_already_expired_or_past_the_stamp_range() {
+    let (auth, store) = authenticator().await;
+    let past = store.clock().now().plus_seconds(-60);
+    let refused = auth.issue("acme", "alice", Access::Read, Some(past)).await;
+    assert!(
+        matches!(&refused, Err(AuthError::Store(StoreError::Invalid(e))) if e.field == "expires_at"),
+        "{refused:?}"
+    );
+    let too_far = Timestamp::MAX.plus_micros(1);
+    let refused = auth
+        .issue("acme", "alice", Access::Read, Some(too_far))
+        .await;
+    assert!(
+        matches!(&refused, Err(AuthError::Store(StoreError::Invalid(e))) if e.field == "expires_at"),
+        "{refused:?}"
+    );
+    let future = store.clock().now().plus_seconds(3_600);
+    auth.issue("acme", "alice", Access::Read, Some(future))
+        .await
+        .expect("a future expiry is fine");
 }

@@ -465,8 +465,9 @@ fn typed_value(field: &str, value: TypedValue) -> Result<TypedValue, ValidationE
         }
         TypedValue::Date(d) => {
             let format = time::macros::format_description!("[year]-[month]-[day]");
-            time::Date::parse(d.trim(), format)
+            let date = time::Date::parse(d.trim(), format)
                 .map_err(|_| ValidationError::new(field, format!("`{d}` is not YYYY-MM-DD")))?;
+            Timestamp::from_datetime(date.midnight().assume_utc()).in_range(field)?;
             Ok(TypedValue::Date(d.trim().to_string()))
         }
         _ => Ok(value),
