@@ -174,6 +174,11 @@ pub struct ServeArgs {
     /// Requests a key may make in a burst before the sustained rate applies.
     #[arg(long, env = "MNEM_RATE_BURST", default_value_t = NonZeroU32::new(100).expect("non-zero"))]
     pub burst: NonZeroU32,
+    /// Key checks per minute, per key prefix and per client address, that are not a key
+    /// this server already verified (wrong secrets, unknown prefixes, first uses); over
+    /// it, 429 before any Argon2 work.
+    #[arg(long, env = "MNEM_UNVERIFIED_PER_MINUTE", default_value_t = NonZeroU32::new(20).expect("non-zero"))]
+    pub unverified_per_minute: NonZeroU32,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "MNEM_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_body_bytes: usize,

@@ -646,6 +646,7 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
             max_body_bytes: args.max_body_bytes,
             requests_per_second: args.rate_limit,
             burst: args.burst,
+            unverified_per_minute: args.unverified_per_minute,
         },
         allowed_hosts: args.allowed_hosts.clone(),
     };

@@ -1,11 +1,14 @@
-//! Authentication and rate limiting, run before any handler on `/mcp` and `/v1/`: the
-//! request's bearer key becomes a [`Principal`] in its extensions, or the request ends
-//! here with 401 (missing, invalid, revoked, expired) or 429 (over the key's rate).
+//! Authentication and rate limiting, run before any handler on `/mcp` and `/v1/` and
+//! before any body is read: the request's bearer key becomes a [`Principal`] in its
+//! extensions, or the request ends here with 401 (missing, invalid, revoked, expired) or
+//! 429 (over the key's rate, or too many unverified key checks for its prefix or from its
+//! address — refused before the store lookup and the Argon2 check they would cost).
 
+use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -40,6 +43,56 @@ impl KeyRateLimit {
     }
 }
 
+/// Unverified key checks (store lookup + Argon2) per key prefix and per client address.
+/// Fail-closed: over either budget, the check does not run.
+pub struct AttemptLimit {
+    by_prefix: DefaultKeyedRateLimiter<String>,
+    by_address: DefaultKeyedRateLimiter<IpAddr>,
+    clock: DefaultClock,
+}
+
+/// Distinct prefixes or addresses tracked before idle ones are dropped: random prefixes
+/// must not grow the limiter's memory without bound.
+const TRACKED_KEYS: usize = 10_000;
+
+impl AttemptLimit {
+    pub fn per_minute(attempts: NonZeroU32) -> Self {
+        let quota = Quota::per_minute(attempts).allow_burst(attempts);
+        Self {
+            by_prefix: RateLimiter::keyed(quota),
+            by_address: RateLimiter::keyed(quota),
+            clock: DefaultClock::default(),
+        }
+    }
+
+    /// `Err(wait)` when `address` or `prefix` has used its unverified checks.
+    pub fn check(&self, prefix: &str, address: Option<IpAddr>) -> Result<(), Duration> {
+        if self.by_prefix.len() > TRACKED_KEYS || self.by_address.len() > TRACKED_KEYS {
+            self.by_prefix.retain_recent();
+            self.by_address.retain_recent();
+        }
+        let wait = |not_until: governor::NotUntil<_>| not_until.wait_time_from(self.clock.now());
+        if let Some(address) = address {
+            self.by_address.check_key(&address).map_err(wait)?;
+        }
+        self.by_prefix.check_key(&prefix.to_string()).map_err(wait)
+    }
+}
+
+fn too_many(message: &str, wait: Duration) -> Response {
+    let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+    let mut response = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        &format!("{message}; retry in {seconds} s"),
+        None,
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
+}
+
 fn bearer(request: &Request) -> Option<&str> {
     let value = request
         .headers()
@@ -72,8 +125,17 @@ where
         app.metrics.refused("missing");
         return unauthorized(&AuthError::Missing.to_string());
     };
-    let principal = match app.auth.authenticate(token).await {
+    let address = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip());
+    let gate = |prefix: &str| app.attempts.check(prefix, address);
+    let principal = match app.auth.authenticate_gated(token, gate).await {
         Ok(principal) => principal,
+        Err(AuthError::Throttled { retry_after }) => {
+            app.metrics.refused("throttled");
+            return too_many("too many unverified key attempts", retry_after);
+        }
         Err(AuthError::Store(err)) => {
             tracing::error!(%err, "credential lookup failed");
             return error(
@@ -95,17 +157,7 @@ where
     if let Some(prefix) = &principal.key_prefix {
         if let Err(wait) = app.limiter.check(prefix) {
             app.metrics.refused("rate_limited");
-            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
-            let mut response = error(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                &format!("too many requests for this key; retry in {seconds} s"),
-                None,
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-            return response;
+            return too_many("too many requests for this key", wait);
         }
     }
     request.extensions_mut().insert(principal);

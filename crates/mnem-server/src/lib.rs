@@ -18,7 +18,6 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
@@ -33,7 +32,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::json;
 use tokio::net::TcpListener;
 
-pub use auth::KeyRateLimit;
+pub use auth::{AttemptLimit, KeyRateLimit};
 pub use metrics::Metrics;
 
 /// Request limits; the per-request ones (query length, list sizes, evidence count) are
@@ -46,6 +45,10 @@ pub struct ServerLimits {
     pub requests_per_second: NonZeroU32,
     /// Requests a key may make at once before the sustained rate applies.
     pub burst: NonZeroU32,
+    /// Key checks that are not a secret this server already verified (unknown prefixes,
+    /// wrong secrets, a key's first use) allowed per minute per key prefix and per client
+    /// address; over it, 429 before any store lookup or Argon2 work.
+    pub unverified_per_minute: NonZeroU32,
 }
 
 impl Default for ServerLimits {
@@ -54,6 +57,7 @@ impl Default for ServerLimits {
             max_body_bytes: 4 * 1024 * 1024,
             requests_per_second: NonZeroU32::new(50).expect("non-zero"),
             burst: NonZeroU32::new(100).expect("non-zero"),
+            unverified_per_minute: NonZeroU32::new(20).expect("non-zero"),
         }
     }
 }
@@ -71,6 +75,7 @@ pub(crate) struct App<S> {
     ops: Operations<S>,
     auth: Arc<Authenticator<S>>,
     limiter: Arc<KeyRateLimit>,
+    attempts: Arc<AttemptLimit>,
     metrics: Arc<Metrics>,
     max_body_bytes: usize,
 }
@@ -81,14 +86,22 @@ impl<S> Clone for App<S> {
             ops: self.ops.clone(),
             auth: Arc::clone(&self.auth),
             limiter: Arc::clone(&self.limiter),
+            attempts: Arc::clone(&self.attempts),
             metrics: Arc::clone(&self.metrics),
             max_body_bytes: self.max_body_bytes,
         }
     }
 }
 
-const API_OPERATIONS: [&str; 6] = [
-    "recall", "remember", "trace", "retract", "correct", "forget",
+const API_OPERATIONS: [&str; 8] = [
+    "recall",
+    "remember",
+    "trace",
+    "retract",
+    "release",
+    "quarantined",
+    "correct",
+    "forget",
 ];
 
 /// The server's routes over `ops`, authenticating with `auth`.
@@ -106,6 +119,7 @@ where
         ops: ops.clone(),
         auth,
         limiter: Arc::new(KeyRateLimit::new(limits.requests_per_second, limits.burst)),
+        attempts: Arc::new(AttemptLimit::per_minute(limits.unverified_per_minute)),
         metrics,
         max_body_bytes: limits.max_body_bytes,
     };
@@ -132,6 +146,8 @@ where
         .route("/v1/forget", post(api::forget::<S>))
         .nest_service("/mcp", mcp)
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
+        // Inner: runs only for authenticated requests, so no body is read before then.
+        .route_layer(middleware::from_fn_with_state(app.clone(), read_mcp::<S>))
         .route_layer(middleware::from_fn_with_state(
             app.clone(),
             auth::authenticate::<S>,
@@ -188,11 +204,12 @@ where
         .into_response()
 }
 
-const MCP_TOOLS: [&str; 6] = [
+const MCP_TOOLS: [&str; 7] = [
     "recall_memory",
     "remember",
     "trace_memory",
     "retract_evidence",
+    "release_evidence",
     "correct_relationship",
     "forget",
 ];
@@ -205,10 +222,7 @@ const MCP_METHODS: [&str; 4] = [
 
 /// The operation an MCP request performs: the tool for `tools/call`, else the method;
 /// names outside the known sets share one label, so labels stay bounded.
-fn mcp_operation(body: &[u8]) -> &'static str {
-    let Ok(message) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return "unparsed";
-    };
+fn mcp_operation(message: &serde_json::Value) -> &'static str {
     let method = message["method"].as_str().unwrap_or_default();
     let known =
         |names: &[&'static str], name: &str| names.iter().copied().find(|known| *known == name);
@@ -223,48 +237,100 @@ fn mcp_operation(body: &[u8]) -> &'static str {
     }
 }
 
-/// Records every `/mcp` and `/v1/` request's count and latency per operation.
+/// The MCP operation of an authenticated `/mcp` request, handed from [`read_mcp`] to
+/// [`observe`] on the response.
+#[derive(Debug, Clone, Copy)]
+struct McpCall {
+    operation: &'static str,
+    tool_error: bool,
+}
+
+/// JSON-RPC's "parse error": the body is not JSON.
+const JSON_RPC_PARSE_ERROR: i64 = -32700;
+
+/// For an authenticated `POST /mcp`: reads the body (within the limit) to name the
+/// operation for metrics, answers a body that is not JSON with 400 and JSON-RPC −32700,
+/// and marks a tool call whose result is an error.
+async fn read_mcp<S>(State(app): State<App<S>>, request: Request, next: Next) -> Response
+where
+    S: GraphStore + SearchIndex + CredentialStore + 'static,
+{
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, app.max_body_bytes).await else {
+        return api::error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            &format!("request body exceeds {} bytes", app.max_body_bytes),
+            None,
+        );
+    };
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        let mut response = (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"jsonrpc": "2.0", "id": null, "error": {
+                "code": JSON_RPC_PARSE_ERROR, "message": "parse error: the body is not JSON"}})),
+        )
+            .into_response();
+        response.extensions_mut().insert(McpCall {
+            operation: "unparsed",
+            tool_error: false,
+        });
+        return response;
+    };
+    let operation = mcp_operation(&message);
+    let response = next.run(Request::from_parts(parts, bytes.into())).await;
+    let (mut parts, body) = response.into_parts();
+    // Stateless JSON responses: one small document. A tool's failure is `isError` inside
+    // a 200, invisible to the status code, so it is read here for the metrics.
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let tool_error = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .is_ok_and(|reply| reply["result"]["isError"] == json!(true));
+    parts.extensions.insert(McpCall {
+        operation,
+        tool_error,
+    });
+    Response::from_parts(parts, bytes.into())
+}
+
+/// Records every `/mcp` and `/v1/` request's count and latency per operation. Reads no
+/// body: an MCP operation is named by [`read_mcp`] after authentication.
 async fn observe<S>(State(app): State<App<S>>, request: Request, next: Next) -> Response
 where
     S: GraphStore + SearchIndex + CredentialStore + 'static,
 {
     let path = request.uri().path().to_string();
-    let (transport, operation, request) = if let Some(op) = path.strip_prefix("/v1/") {
-        // Known operations only: a label per arbitrary path would grow without bound.
-        let known = API_OPERATIONS.contains(&op);
-        (
-            "http",
-            if known { op } else { "unknown" }.to_string(),
-            request,
-        )
-    } else if path == "/mcp" && request.method() == axum::http::Method::POST {
-        // The tool name is in the JSON-RPC body: read it (within the body limit) and
-        // hand the same bytes on.
-        let (parts, body) = request.into_parts();
-        let bytes: Bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
-            Ok(bytes) => bytes,
-            Err(_) => {
-                return api::error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "body_too_large",
-                    &format!("request body exceeds {} bytes", app.max_body_bytes),
-                    None,
-                )
-            }
-        };
-        let operation = mcp_operation(&bytes).to_string();
-        ("mcp", operation, Request::from_parts(parts, bytes.into()))
+    let transport = if path.starts_with("/v1/") {
+        "http"
+    } else if path == "/mcp" {
+        "mcp"
     } else {
         return next.run(request).await;
     };
     let started = Instant::now();
     let response = next.run(request).await;
-    app.metrics.observe(
-        transport,
-        &operation,
-        response.status().as_u16(),
-        started.elapsed(),
-    );
+    let (operation, status) = match path.strip_prefix("/v1/") {
+        // Known operations only: a label per arbitrary path would grow without bound.
+        Some(op) => (
+            API_OPERATIONS
+                .iter()
+                .copied()
+                .find(|known| *known == op)
+                .unwrap_or("unknown"),
+            response.status().as_u16().to_string(),
+        ),
+        None => match response.extensions().get::<McpCall>() {
+            Some(call) if call.tool_error => (call.operation, "tool_error".to_string()),
+            Some(call) => (call.operation, response.status().as_u16().to_string()),
+            None => ("unauthenticated", response.status().as_u16().to_string()),
+        },
+    };
+    app.metrics
+        .observe(transport, operation, &status, started.elapsed());
     response
 }
 
@@ -274,7 +340,11 @@ pub async fn serve(
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    // The peer address feeds the per-address limit on unverified key checks.
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }

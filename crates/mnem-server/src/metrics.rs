@@ -16,7 +16,8 @@ use prometheus_client::registry::Registry;
 struct CallLabels {
     transport: String,
     operation: String,
-    status: u16,
+    /// The HTTP status, or `tool_error` for an MCP tool call that failed inside a 200.
+    status: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -128,12 +129,12 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    pub fn observe(&self, transport: &str, operation: &str, status: u16, elapsed: Duration) {
+    pub fn observe(&self, transport: &str, operation: &str, status: &str, elapsed: Duration) {
         self.calls
             .get_or_create(&CallLabels {
                 transport: transport.to_string(),
                 operation: operation.to_string(),
-                status,
+                status: status.to_string(),
             })
             .inc();
         self.latency

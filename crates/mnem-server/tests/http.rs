@@ -6,6 +6,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
@@ -91,6 +92,30 @@ async fn post(router: &Router, path: &str, key: Option<&str>, body: Value) -> Re
         request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
     }
     send(router, request.body(Body::from(body.to_string())).unwrap()).await
+}
+
+/// A recall with `key` as if from the client at `ip`.
+async fn recall_from(router: &Router, key: &str, ip: [u8; 4]) -> Reply {
+    let mut request = Request::post("/v1/recall")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .body(Body::from(json!({"query": "x"}).to_string()))
+        .unwrap();
+    let peer = std::net::SocketAddr::from((ip, 40_000));
+    request.extensions_mut().insert(ConnectInfo(peer));
+    send(router, request).await
+}
+
+/// `token` with the last character of its secret changed: a real prefix, a wrong secret.
+fn wrong_secret(token: &str) -> String {
+    let mut wrong = token.to_string();
+    let last = wrong.pop().unwrap();
+    wrong.push(if last == 'a' { 'b' } else { 'a' });
+    assert!(
+        mnem_core::KeyToken::parse(&wrong).is_ok(),
+        "still well-formed"
+    );
+    wrong
 }
 
 async fn get(router: &Router, path: &str) -> Reply {
@@ -456,6 +481,110 @@ async fn a_key_over_its_rate_gets_429_with_retry_after_and_others_are_unaffected
     assert!(retry >= 1);
     let other = post(&s.router, "/v1/recall", Some(&s.b_write), query).await;
     assert_eq!(other.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn wrong_secrets_for_a_prefix_get_429_before_any_key_check_and_the_owner_still_works() {
+    let s = server_with(ServerLimits {
+        unverified_per_minute: NonZeroU32::new(5).unwrap(),
+        ..ServerLimits::default()
+    })
+    .await;
+    let owner = recall_from(&s.router, &s.a_read, [10, 0, 0, 1]).await;
+    assert_eq!(
+        owner.status,
+        StatusCode::OK,
+        "first use: verified and remembered"
+    );
+    let attack = wrong_secret(&s.a_read);
+    let mut statuses = Vec::new();
+    for i in 0..8u8 {
+        // From eight addresses: only the prefix budget can stop this.
+        statuses.push(recall_from(&s.router, &attack, [10, 0, 1, i]).await.status);
+    }
+    assert_eq!(statuses[..4], [StatusCode::UNAUTHORIZED; 4]);
+    assert_eq!(statuses[5..], [StatusCode::TOO_MANY_REQUESTS; 3]);
+    let limited = recall_from(&s.router, &attack, [10, 0, 2, 1]).await;
+    assert!(limited.headers.contains_key(header::RETRY_AFTER));
+    assert_eq!(limited.body["error"]["code"], "rate_limited");
+    let owner = recall_from(&s.router, &s.a_read, [10, 0, 0, 1]).await;
+    assert_eq!(owner.status, StatusCode::OK, "a verified key is not gated");
+    let metrics = get(&s.router, "/metrics").await.text;
+    assert!(
+        metrics.contains(r#"mnem_auth_refusals_total{reason="throttled"}"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn one_address_trying_many_prefixes_gets_429_and_other_addresses_do_not() {
+    let s = server_with(ServerLimits {
+        unverified_per_minute: NonZeroU32::new(5).unwrap(),
+        ..ServerLimits::default()
+    })
+    .await;
+    let guesses: Vec<String> = (0..8u8)
+        .map(|i| {
+            let bytes = vec![i; mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN];
+            mnem_core::KeyToken::from_random(&bytes).unwrap().reveal()
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for guess in &guesses {
+        statuses.push(recall_from(&s.router, guess, [192, 0, 2, 7]).await.status);
+    }
+    assert_eq!(statuses[..5], [StatusCode::UNAUTHORIZED; 5]);
+    assert_eq!(statuses[5..], [StatusCode::TOO_MANY_REQUESTS; 3]);
+    let elsewhere = recall_from(&s.router, &s.b_write, [192, 0, 2, 8]).await;
+    assert_eq!(elsewhere.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn no_mcp_body_is_read_before_authentication() {
+    let s = server().await;
+    // Not JSON and over the body limit: refused for the key, not for the body.
+    let junk = "x".repeat(5 * 1024 * 1024);
+    let request = Request::post("/mcp")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .body(Body::from(junk))
+        .unwrap();
+    let reply = send(&s.router, request).await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
+    let bad = Request::post("/mcp")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header(header::AUTHORIZATION, format!("Bearer {}", s.a_read))
+        .body(Body::from("{not json"))
+        .unwrap();
+    let reply = send(&s.router, bad).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text);
+    assert_eq!(reply.body["error"]["code"], -32700);
+}
+
+#[tokio::test]
+async fn an_mcp_tool_error_is_counted_as_one_in_metrics() {
+    let s = server().await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "retract_evidence",
+                   "arguments": {"evidence_ids": ["0190a5e4-0000-7000-8000-000000000001"]}}});
+    let request = Request::post("/mcp")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header(header::AUTHORIZATION, format!("Bearer {}", s.a_write))
+        .header(header::HOST, "localhost")
+        .body(Body::from(call.to_string()))
+        .unwrap();
+    let reply = send(&s.router, request).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(reply.body["result"]["isError"], true, "{}", reply.text);
+    let metrics = get(&s.router, "/metrics").await.text;
+    assert!(
+        metrics.contains(
+            r#"mnem_requests_total{transport="mcp",operation="retract_evidence",status="tool_error"} 1"#
+        ),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
@@ -37,6 +38,10 @@ pub enum AuthError {
     Store(#[from] StoreError),
     #[error("key hashing failed: {0}")]
     Hashing(String),
+    /// Too many keys checked the slow way for this key prefix or client address: the
+    /// check did not run.
+    #[error("too many unverified key attempts; retry in {} s", retry_after.as_secs().max(1))]
+    Throttled { retry_after: Duration },
 }
 
 /// A new key: the token is shown to the user once and never stored.
@@ -127,23 +132,39 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
     /// The principal a presented token acts as. Every failure but a store failure is
     /// `Invalid` or `Refused`: the caller learns nothing about which keys exist.
     pub async fn authenticate(&self, presented: &str) -> Result<Principal, AuthError> {
+        self.authenticate_gated(presented, |_| Ok(())).await
+    }
+
+    /// [`Self::authenticate`], asking `gate` (with the key prefix) before any attempt that
+    /// is not a secret already verified by this process: such an attempt costs a store
+    /// lookup and an Argon2 check, so unknown prefixes and wrong secrets are what a gate
+    /// bounds. `Err(wait)` from the gate refuses with `Throttled` and runs neither.
+    pub async fn authenticate_gated(
+        &self,
+        presented: &str,
+        gate: impl FnOnce(&str) -> Result<(), Duration>,
+    ) -> Result<Principal, AuthError> {
         let token = KeyToken::parse(presented).map_err(|_| AuthError::Invalid)?;
+        let presented_digest = digest(&token.secret);
+        let known = self.remembered(&token.prefix) == Some(presented_digest);
+        if !known {
+            gate(&token.prefix).map_err(|retry_after| AuthError::Throttled { retry_after })?;
+        }
         let record = self
             .store
             .api_key(&token.prefix)
             .await?
             .ok_or(AuthError::Invalid)?;
+        // Expiry and revocation are read from the store on every request, known or not.
         record.usable_at(self.store.clock().now())?;
-        let presented_digest = digest(&token.secret);
-        if self.remembered(&record.prefix) != Some(presented_digest) {
+        if !known {
             self.verify_slowly(&record, token.secret).await?;
             self.remember_verified(&record.prefix, presented_digest);
         }
         Ok(record.principal())
     }
 
-    /// Revokes a key; it is refused from the next request on, on every server.
-    /// Revokes a key of `team`; a key of another team is `KeyNotFound`, exactly as an
+    /// Revokes a key of `team`, refused from the next request on, on every server; a key of another team is `KeyNotFound`, exactly as an
     /// unknown prefix, so one team's operator can neither revoke nor probe another's.
     pub async fn revoke(&self, team: &str, prefix: &str) -> Result<ApiKeyRecord, AuthError> {
         let owned = self.store.api_key(prefix).await?;
