@@ -215,7 +215,9 @@ pub struct KeyCreateArgs {
     /// The profile the key acts as (created on first use); defaults to --as.
     #[arg(long)]
     pub profile: Option<String>,
-    /// `read` (recall, trace) or `write` (also remember, retract, correct, forget).
+    /// `read` (recall, trace), `write` (also remember, retract and quarantine its own
+    /// evidence, release, correct, forget) or `admin` (also retract or quarantine
+    /// evidence another profile wrote).
     #[arg(long)]
     pub scope: Access,
     /// When the key stops working (RFC 3339 or YYYY-MM-DD).
@@ -431,6 +433,10 @@ pub struct RetractArgs {
     /// Why, kept in the lifecycle log.
     #[arg(long)]
     pub reason: Option<String>,
+    /// Act on evidence another profile wrote (the `admin` scope); without it, only
+    /// evidence written as `--as` may be changed.
+    #[arg(long)]
+    pub admin: bool,
 }
 
 #[derive(Debug, Args)]
@@ -440,6 +446,10 @@ pub struct QuarantineArgs {
     /// Why, kept in the lifecycle log.
     #[arg(long, required = true)]
     pub reason: String,
+    /// Act on evidence another profile wrote (the `admin` scope); without it, only
+    /// evidence written as `--as` may be changed.
+    #[arg(long)]
+    pub admin: bool,
 }
 
 #[derive(Debug, Args)]

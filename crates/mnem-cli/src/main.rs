@@ -12,7 +12,7 @@ use std::sync::Arc;
 use clap::error::ErrorKind;
 use clap::Parser;
 use mnem_core::graph::{Correction, RememberRequest};
-use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Scope, Space};
+use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Rights, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
@@ -261,14 +261,14 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         Command::Retract(args) => {
             let memory = Memory::unchecked(store, None);
             memory
-                .retract_evidence(&actor, args.ids.clone(), args.reason)
+                .retract_evidence_as(&actor, rights(args.admin), args.ids.clone(), args.reason)
                 .await?;
             render::lifecycle("retracted", &args.ids, cli.json);
         }
         Command::Quarantine(args) => {
             let memory = Memory::unchecked(store, None);
             memory
-                .quarantine_evidence(&actor, args.ids.clone(), args.reason)
+                .quarantine_evidence_as(&actor, rights(args.admin), args.ids.clone(), args.reason)
                 .await?;
             render::lifecycle("quarantined", &args.ids, cli.json);
         }
@@ -481,6 +481,15 @@ async fn eval(
         .await
         .map_err(|e| Failure::Runtime(e.to_string()))?;
     print_report(json, &report, || report.table())
+}
+
+/// The rights a lifecycle command asks for: `--admin` acts on any profile's evidence.
+fn rights(admin: bool) -> Rights {
+    if admin {
+        Rights::Admin
+    } else {
+        Rights::Author
+    }
 }
 
 /// Why a just-written item was held, from its lifecycle log (`None` when it is current).

@@ -8,7 +8,8 @@ use mnem_core::graph::{
     RememberRequest, SupportInput, Tier,
 };
 use mnem_core::{
-    Actor, Clock, EvidenceId, LifecycleState, PublicRecall, RecallQuery, RelationshipId, Timestamp,
+    Actor, Clock, EvidenceId, LifecycleState, PublicRecall, RecallQuery, RelationshipId, Rights,
+    Timestamp,
 };
 use mnem_service::{Recall, ServiceError};
 use mnem_store::{GraphView, StoreError};
@@ -1130,4 +1131,61 @@ pub async fn releasing_evidence_restores_the_support_it_gave<S: Backend>(fx: Fix
         .expect("release");
     assert_eq!(status(&fx, relationship).await, before);
     assert!(!paths_for(&fx, "Mark").await.is_empty(), "paths are back");
+}
+
+pub async fn only_the_author_or_an_admin_retracts_or_quarantines_evidence<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let bob = profile(&fx, "bob").await;
+    let mine = fx
+        .memory
+        .remember(
+            &fx.actor,
+            mnem_core::NewEvidence::new("the release train leaves on Monday"),
+        )
+        .await
+        .expect("remember");
+    let not_permitted = |result: Result<(), ServiceError>| {
+        matches!(
+            result,
+            Err(ServiceError::Store(StoreError::NotPermitted { .. }))
+        )
+    };
+    let retract = fx.memory.retract_evidence(&bob, vec![mine.id], None).await;
+    assert!(not_permitted(retract), "bob cannot retract my evidence");
+    let hold = fx
+        .memory
+        .quarantine_evidence(&bob, vec![mine.id], "bob's hold".into())
+        .await;
+    assert!(not_permitted(hold), "bob cannot quarantine my evidence");
+    let hits = recall(&fx, &bob, RecallQuery::text("release train"))
+        .await
+        .hits;
+    assert_eq!(ids(&hits), vec![mine.id], "still current for everyone");
+    let his = fx
+        .memory
+        .remember(&bob, mnem_core::NewEvidence::new("bob's train note"))
+        .await
+        .expect("remember");
+    fx.memory
+        .retract_evidence(&bob, vec![his.id], None)
+        .await
+        .expect("bob retracts his own");
+    let mixed = fx
+        .memory
+        .retract_evidence(&fx.actor, vec![mine.id, his.id], None)
+        .await;
+    assert!(mixed.is_err(), "all or nothing");
+    assert_eq!(
+        fx.store.get(&fx.actor, mine.id).await.expect("get").state,
+        LifecycleState::Current
+    );
+    fx.memory
+        .quarantine_evidence_as(&bob, Rights::Admin, vec![mine.id], "admin hold".into())
+        .await
+        .expect("an admin may hold another's evidence");
+    assert_eq!(
+        fx.store.get(&fx.actor, mine.id).await.expect("get").state,
+        LifecycleState::Quarantined
+    );
 }

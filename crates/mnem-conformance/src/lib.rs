@@ -119,6 +119,7 @@ macro_rules! conformance_suite {
                 screened_evidence_is_held_reported_and_never_recalled,
                 held_evidence_is_listed_and_a_writer_can_release_it,
                 releasing_evidence_restores_the_support_it_gave,
+                only_the_author_or_an_admin_retracts_or_quarantines_evidence,
             );
         }
         mod vector_branch {

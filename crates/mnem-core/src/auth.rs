@@ -15,8 +15,9 @@ pub const KEY_SECRET_LEN: usize = 40;
 const TOKEN_TAG: &str = "mnem_";
 
 word_enum!(
-    /// What a credential may do. `write` includes `read`.
-    Access, "scope", { Read => "read", Write => "write" }
+    /// What a credential may do. `write` includes `read`; `admin` includes `write` and
+    /// may also retract or quarantine evidence another profile wrote.
+    Access, "scope", { Read => "read", Write => "write", Admin => "admin" }
 );
 
 /// Who a request acts as, fixed by authentication before any handler runs. No request
@@ -40,8 +41,26 @@ impl Principal {
     }
 
     pub fn can_write(&self) -> bool {
-        self.access == Access::Write
+        matches!(self.access, Access::Write | Access::Admin)
     }
+
+    /// Whose evidence this principal's lifecycle changes may touch.
+    pub fn rights(&self) -> Rights {
+        if self.access == Access::Admin {
+            Rights::Admin
+        } else {
+            Rights::Author
+        }
+    }
+}
+
+/// Whose evidence a retract or quarantine may touch. One author never deletes or hides
+/// another's knowledge (SPEC §3): only the evidence's own profile may, or a profile
+/// acting with the explicit `admin` scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rights {
+    Author,
+    Admin,
 }
 
 /// A key's token split into its lookup prefix and its secret.

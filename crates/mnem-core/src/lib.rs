@@ -27,7 +27,7 @@ pub mod temporal;
 pub mod text;
 pub mod window;
 
-pub use auth::{Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal};
+pub use auth::{Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal, Rights};
 pub use clock::{Clock, ManualClock};
 pub use embedding::EmbeddingContract;
 pub use error::ValidationError;

@@ -131,7 +131,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Retract evidence that is wrong or obsolete: it is never recalled again (its history is kept) and the relationships it supported are re-assessed."
+        description = "Retract evidence that is wrong or obsolete: it is never recalled again (its history is kept) and the relationships it supported are re-assessed. Only evidence you wrote, unless your key has the admin scope."
     )]
     async fn retract_evidence(
         &self,

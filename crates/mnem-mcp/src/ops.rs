@@ -174,7 +174,12 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub async fn retract(&self, caller: &Principal, input: RetractInput) -> Result<Value, OpError> {
         Self::writer(caller)?;
         self.memory
-            .retract_evidence(&caller.actor, input.evidence_ids.clone(), input.reason)
+            .retract_evidence_as(
+                &caller.actor,
+                caller.rights(),
+                input.evidence_ids.clone(),
+                input.reason,
+            )
             .await?;
         Ok(json!({ "retracted": input.evidence_ids }))
     }

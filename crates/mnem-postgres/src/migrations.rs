@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_term_frequencies.sql"),
     include_str!("migrations/0003_source_groups.sql"),
+    include_str!("migrations/0004_admin_keys.sql"),
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

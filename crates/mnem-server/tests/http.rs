@@ -356,6 +356,45 @@ async fn stamps_outside_years_0001_to_9998_are_refused_naming_the_field() {
 }
 
 #[tokio::test]
+async fn another_profile_cannot_retract_my_evidence_but_an_admin_key_can() {
+    let s = server().await;
+    let written = post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.a_write),
+        note("Ana owns billing"),
+    )
+    .await;
+    let id = written.body["evidence"][0]["evidence_id"].clone();
+    let issue = |profile: &'static str, access| {
+        let auth = Arc::clone(&s.auth);
+        async move { auth.issue("a", profile, access, None).await.unwrap().token }
+    };
+    let colleague = issue("colleague", Access::Write).await;
+    let admin = issue("lead", Access::Admin).await;
+    let body = json!({"evidence_ids": [id]});
+    let refused = post(&s.router, "/v1/retract", Some(&colleague), body.clone()).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text);
+    assert!(refused.body["error"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("only its author"));
+    let recalled = post(
+        &s.router,
+        "/v1/recall",
+        Some(&colleague),
+        json!({"query": "billing"}),
+    )
+    .await;
+    assert_eq!(
+        recalled.body["results"][0]["evidence_id"], id,
+        "still current"
+    );
+    let by_admin = post(&s.router, "/v1/retract", Some(&admin), body).await;
+    assert_eq!(by_admin.status, StatusCode::OK, "{}", by_admin.text);
+}
+
+#[tokio::test]
 async fn a_revoked_key_gets_401_on_its_next_request() {
     let s = server().await;
     let query = json!({"query": "anything"});

@@ -16,7 +16,7 @@ use mnem_core::graph::{
     VerificationEvent, DETERMINISTIC_VERIFIER,
 };
 use mnem_core::{
-    Actor, Evidence, EvidenceId, LifecycleState, RecallHit, RelationshipId, Timestamp,
+    Actor, Evidence, EvidenceId, LifecycleState, RecallHit, RelationshipId, Rights, Timestamp,
     ValidationError,
 };
 use mnem_store::{
@@ -324,9 +324,24 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .await?)
     }
 
+    /// Retracts the actor's own evidence ([`Self::retract_evidence_as`] with author
+    /// rights).
     pub async fn retract_evidence(
         &self,
         actor: &Actor,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        self.retract_evidence_as(actor, Rights::Author, ids, reason)
+            .await
+    }
+
+    /// Retracts evidence (all or nothing). With author rights every id must be the
+    /// actor's own: another profile's is `NotPermitted`, naming the rule.
+    pub async fn retract_evidence_as(
+        &self,
+        actor: &Actor,
+        rights: Rights,
         ids: Vec<EvidenceId>,
         reason: Option<String>,
     ) -> Result<()> {
@@ -335,18 +350,63 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .map(|r| check_reason(&r))
             .transpose()
             .map_err(StoreError::from)?;
+        self.check_rights(actor, rights, &ids, "retracted").await?;
         Ok(self.store.retract_evidence(actor, ids, reason).await?)
     }
 
+    /// Holds the actor's own evidence out of recall ([`Self::quarantine_evidence_as`]
+    /// with author rights).
     pub async fn quarantine_evidence(
         &self,
         actor: &Actor,
         ids: Vec<EvidenceId>,
         reason: String,
     ) -> Result<()> {
+        self.quarantine_evidence_as(actor, Rights::Author, ids, reason)
+            .await
+    }
+
+    /// Holds evidence out of recall and support (all or nothing), under the same
+    /// author rule as a retraction.
+    pub async fn quarantine_evidence_as(
+        &self,
+        actor: &Actor,
+        rights: Rights,
+        ids: Vec<EvidenceId>,
+        reason: String,
+    ) -> Result<()> {
         check_ids("ids", &ids).map_err(StoreError::from)?;
         let reason = check_reason(&reason).map_err(StoreError::from)?;
+        self.check_rights(actor, rights, &ids, "quarantined")
+            .await?;
         Ok(self.store.quarantine_evidence(actor, ids, reason).await?)
+    }
+
+    /// SPEC §3: one author never deletes or hides another's knowledge. An owner never
+    /// changes, so checking before the write cannot race with it.
+    async fn check_rights(
+        &self,
+        actor: &Actor,
+        rights: Rights,
+        ids: &[EvidenceId],
+        action: &'static str,
+    ) -> Result<()> {
+        if rights == Rights::Admin {
+            return Ok(());
+        }
+        for &id in ids {
+            if self.store.get(actor, id).await?.owner != actor.profile {
+                return Err(StoreError::NotPermitted {
+                    id,
+                    action,
+                    reason: "another profile wrote it; only its author or a profile with the \
+                             `admin` scope may"
+                        .into(),
+                }
+                .into());
+            }
+        }
+        Ok(())
     }
 
     /// Returns held evidence to recall after review; the lifecycle event records who

@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_graph_documents.sql"),
     include_str!("migrations/0005_api_keys.sql"),
     include_str!("migrations/0006_source_groups.sql"),
+    include_str!("migrations/0007_admin_keys.sql"),
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
