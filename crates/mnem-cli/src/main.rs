@@ -17,7 +17,7 @@ use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
     spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig, Memory, ServiceError,
-    MAX_HELD_LISTED,
+    MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
 };
 use mnem_sqlite::SqliteStore;
 use mnem_store::{CredentialStore, GraphStore, GraphView, SearchIndex, StoreError, SystemClock};
@@ -246,9 +246,19 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 }
                 None => {}
             }
-            // The write is committed; compute its vector before this process exits.
-            let report = memory.embed_pending().await?;
-            tracing::debug!(?report, "embedded pending documents");
+            // The write is committed; compute its vectors before this process exits — its
+            // own first, for a bounded time, never another team's backlog.
+            let report = memory
+                .embed_own_writes(&actor, OWN_WRITE_EMBED_BUDGET)
+                .await?;
+            tracing::debug!(?report, "embedded this team's pending documents");
+            if report.left_pending {
+                tracing::info!(
+                    "some of this team's documents are still pending vectors (full-text \
+                     search has them); `mnem serve` or `mnem mcp` embeds the rest, \
+                     `mnem status` counts them"
+                );
+            }
         }
         Command::Recall(ref args) => {
             let needs_vectors = !args.query.trim().is_empty();

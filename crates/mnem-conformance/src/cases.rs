@@ -779,3 +779,31 @@ pub async fn invalid_write_stores_nothing<S: Backend>(fx: Fixture<S>) {
     }
     want_empty(&fx.recall(listing(10)).await, "nothing was written");
 }
+
+/// A one-shot command's embedding queue: one team's pending documents, newest first.
+pub async fn team_pending_documents_are_one_teams_newest_first<S: Backend>(fx: Fixture<S>) {
+    let other = fx.store.open_team("other-team").await.expect("team");
+    let mut mine = Vec::new();
+    for i in 0..3 {
+        fx.store
+            .remember(&other, NewEvidence::new(format!("their note {i}")))
+            .await
+            .expect("remember");
+        mine.push(fx.remember_with(shaped(&format!("my note {i}"))).await.id);
+    }
+    let pending = fx
+        .store
+        .team_pending_documents(fx.actor.team, 10)
+        .await
+        .expect("pending");
+    let ids: Vec<_> = pending
+        .iter()
+        .map(|doc| match doc.target {
+            mnem_store::DocumentTarget::Evidence(id) => id,
+            other => panic!("unexpected document {other:?}"),
+        })
+        .collect();
+    mine.reverse();
+    assert_eq!(ids, mine, "only my team's, newest first");
+    assert!(pending.iter().all(|doc| doc.team == fx.actor.team));
+}

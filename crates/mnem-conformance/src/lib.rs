@@ -62,6 +62,7 @@ macro_rules! conformance_suite {
             expired_evidence_is_hidden_from_every_recall_shape_and_still_retractable,
             teams_never_cross,
             invalid_write_stores_nothing,
+            team_pending_documents_are_one_teams_newest_first,
         );
     };
     (@cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {

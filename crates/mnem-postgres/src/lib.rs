@@ -548,7 +548,17 @@ impl SearchIndex for PgStore {
     async fn pending_documents(&self, limit: usize) -> Result<Vec<PendingDocument>> {
         let now = self.clock.now();
         let mut client = self.client().await?;
-        search::claim_pending(&mut client, limit, now).await
+        search::claim_pending(&mut client, limit, now, None).await
+    }
+
+    async fn team_pending_documents(
+        &self,
+        team: TeamId,
+        limit: usize,
+    ) -> Result<Vec<PendingDocument>> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        search::claim_pending(&mut client, limit, now, Some(team)).await
     }
 
     async fn store_vectors(

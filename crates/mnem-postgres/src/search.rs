@@ -153,24 +153,36 @@ pub async fn enqueue_graph_document(
 
 /// Claims up to `limit` pending jobs (evidence first, oldest first) under a lease, and
 /// reads their texts team by team under each team's row-level policy.
+/// Leases up to `limit` pending jobs: every team's, oldest first, or (`team`) one team's,
+/// newest first — a one-shot command's own write before that team's backlog.
 pub async fn claim_pending(
     client: &mut deadpool_postgres::Object,
     limit: usize,
     now: Timestamp,
+    team: Option<TeamId>,
 ) -> Result<Vec<PendingDocument>> {
     let tx = crate::begin(client, None, false).await?;
+    let order = if team.is_some() { "DESC" } else { "ASC" };
     let claimed = tx
         .query(
-            "WITH claimable AS ( \
-                SELECT team_id, target_kind, target_id FROM search_jobs \
-                WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < $1) \
-                ORDER BY (target_kind <> 'evidence'), enqueued_at, target_id \
-                LIMIT $2 FOR UPDATE SKIP LOCKED) \
-             UPDATE search_jobs j SET claimed_until = $1 + $3 FROM claimable c \
-             WHERE j.team_id = c.team_id AND j.target_kind = c.target_kind \
-               AND j.target_id = c.target_id \
-             RETURNING j.team_id, j.target_kind, j.target_id, j.enqueued_at",
-            &[&now.as_micros(), &(limit as i64), &LEASE_MICROS],
+            &format!(
+                "WITH claimable AS ( \
+                    SELECT team_id, target_kind, target_id FROM search_jobs \
+                    WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < $1) \
+                      AND ($4::uuid IS NULL OR team_id = $4) \
+                    ORDER BY (target_kind <> 'evidence'), enqueued_at {order}, target_id {order} \
+                    LIMIT $2 FOR UPDATE SKIP LOCKED) \
+                 UPDATE search_jobs j SET claimed_until = $1 + $3 FROM claimable c \
+                 WHERE j.team_id = c.team_id AND j.target_kind = c.target_kind \
+                   AND j.target_id = c.target_id \
+                 RETURNING j.team_id, j.target_kind, j.target_id, j.enqueued_at"
+            ),
+            &[
+                &now.as_micros(),
+                &(limit as i64),
+                &LEASE_MICROS,
+                &team.map(|t| t.0),
+            ],
         )
         .await
         .db()?;
@@ -178,8 +190,13 @@ pub async fn claim_pending(
         .iter()
         .map(|row| Ok((col(row, 3)?, col(row, 0)?, col(row, 1)?, col(row, 2)?)))
         .collect::<Result<_>>()?;
+    let newest_first = team.is_some();
     jobs.sort_by(|a, b| {
-        (a.2 != EVIDENCE_DOCUMENT, a.0, a.3).cmp(&(b.2 != EVIDENCE_DOCUMENT, b.0, b.3))
+        let key = |j: &(i64, Uuid, String, Uuid)| {
+            let at = if newest_first { -j.0 } else { j.0 };
+            (j.2 != EVIDENCE_DOCUMENT, at, j.3)
+        };
+        key(a).cmp(&key(b))
     });
     let mut by_team: BTreeMap<Uuid, Vec<(String, Uuid)>> = BTreeMap::new();
     for (_, team, kind, id) in &jobs {

@@ -31,7 +31,10 @@ use thiserror::Error;
 pub use auth::{AuthError, Authenticator, IssuedKey};
 pub use graph::{HeldEvidence, DISCOVERY_TIME_BUDGET, MAX_HELD_LISTED, MAX_IDS_PER_CALL};
 pub use verifier::{parse_judgement, ChatVerifier, ChatVerifierConfig, EntailmentModel};
-pub use worker::{spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS};
+pub use worker::{
+    spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS, OWN_WRITE_BATCH,
+    OWN_WRITE_EMBED_BUDGET,
+};
 
 #[derive(Debug, Error)]
 pub enum ServiceError {

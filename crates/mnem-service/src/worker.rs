@@ -2,10 +2,12 @@
 //! retries. A pass stops at the first failing batch so an unreachable provider costs one
 //! attempt per pass, not every attempt at once.
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use mnem_store::{GraphStore, PendingDocument, SearchIndex};
+use mnem_core::Actor;
+use mnem_store::{GraphStore, PendingDocument, Result as StoreResult, SearchIndex};
 use serde::Serialize;
 use tokio::sync::Notify;
 
@@ -17,11 +19,18 @@ use crate::{Memory, Result};
 pub const EMBED_BATCH: usize = 256;
 /// After this many failed attempts a document is `failed` (reported by `mnem status`).
 pub const MAX_EMBED_ATTEMPTS: u32 = 3;
+/// A one-shot command's batches: small, so its time budget is checked often.
+pub const OWN_WRITE_BATCH: usize = 32;
+/// How long a one-shot command (`mnem remember`) embeds before it exits: its own write
+/// comes first, the rest stays pending for a long-lived worker (`mnem serve`, `mnem mcp`).
+pub const OWN_WRITE_EMBED_BUDGET: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct EmbedReport {
     pub embedded: usize,
     pub failed_attempts: usize,
+    /// A time-bounded pass stopped with documents still pending.
+    pub left_pending: bool,
 }
 
 impl<S: GraphStore + SearchIndex> Memory<S> {
@@ -37,15 +46,47 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         &self,
         progress: impl Fn(usize) + Send,
     ) -> Result<EmbedReport> {
+        self.embed_batches(|| self.store.pending_documents(EMBED_BATCH), None, progress)
+            .await
+    }
+
+    /// What a one-shot command runs after its write: the actor's team's pending
+    /// documents, newest (its own write) first, until none are left or `budget` is spent
+    /// (checked between batches of [`OWN_WRITE_BATCH`]; the first always runs).
+    /// Another team's backlog is never touched; the rest of this team's stays pending for
+    /// a long-lived worker, and `left_pending` says whether any did.
+    pub async fn embed_own_writes(&self, actor: &Actor, budget: Duration) -> Result<EmbedReport> {
+        let deadline = Instant::now() + budget;
+        let team = actor.team;
+        let fetch = || self.store.team_pending_documents(team, OWN_WRITE_BATCH);
+        self.embed_batches(fetch, Some(deadline), |_| {}).await
+    }
+
+    async fn embed_batches<F>(
+        &self,
+        fetch: impl Fn() -> F + Send,
+        deadline: Option<Instant>,
+        progress: impl Fn(usize) + Send,
+    ) -> Result<EmbedReport>
+    where
+        F: Future<Output = StoreResult<Vec<PendingDocument>>> + Send,
+    {
         let mut report = EmbedReport::default();
         let Some(embedder) = self.embedder.clone() else {
             return Ok(report);
         };
+        let mut first = true;
         loop {
-            let batch = self.store.pending_documents(EMBED_BATCH).await?;
+            let batch = fetch().await?;
             if batch.is_empty() {
                 return Ok(report);
             }
+            // The first batch always runs: newest first, it holds the caller's own write.
+            if !first && deadline.is_some_and(|d| Instant::now() >= d) {
+                report.left_pending = true;
+                return Ok(report);
+            }
+            first = false;
             let texts: Vec<String> = batch.iter().map(|d| d.text.clone()).collect();
             let worker_embedder = Arc::clone(&embedder);
             let outcome = tokio::task::spawn_blocking(move || {

@@ -197,3 +197,82 @@ fn fake_openai_endpoint_wrong_width_is_refused() {
     assert!(provider.embed(&["x"]).is_err());
     assert_eq!(server.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_one_shot_write_embeds_its_own_team_first_and_never_another_teams_backlog() {
+    let store = SqliteStore::open_in_memory(clock()).unwrap();
+    let alpha = store.open_team("alpha").await.unwrap();
+    let beta = store.open_team("beta").await.unwrap();
+    for i in 0..40 {
+        // A crash left alpha's writes without vectors.
+        store
+            .remember(&alpha, NewEvidence::new(format!("alpha backlog note {i}")))
+            .await
+            .unwrap();
+    }
+    let memory = Memory::open(store, Some(builtin())).await.unwrap();
+    memory
+        .remember(&beta, NewEvidence::new("beta's fresh note"))
+        .await
+        .unwrap();
+    let report = memory
+        .embed_own_writes(&beta, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(report.embedded, 1, "beta's one document only");
+    assert!(!report.left_pending);
+    let now = memory.store().clock().now();
+    let fresh = memory.store().freshness(now).await.unwrap();
+    assert_eq!(
+        fresh.pending_document_count, 40,
+        "alpha's backlog is left alone"
+    );
+}
+
+#[tokio::test]
+async fn a_one_shot_write_stops_at_its_budget_after_its_newest_batch() {
+    let store = SqliteStore::open_in_memory(clock()).unwrap();
+    let team = store.open_team("busy").await.unwrap();
+    for i in 0..100 {
+        store
+            .remember(&team, NewEvidence::new(format!("older backlog note {i}")))
+            .await
+            .unwrap();
+    }
+    let memory = Memory::open(store, Some(builtin())).await.unwrap();
+    let newest = memory
+        .remember(&team, NewEvidence::new("the newest note"))
+        .await
+        .unwrap();
+    let report = memory
+        .embed_own_writes(&team, Duration::ZERO)
+        .await
+        .unwrap();
+    assert_eq!(
+        report.embedded,
+        mnem_service::OWN_WRITE_BATCH,
+        "one batch, then stop"
+    );
+    assert!(
+        report.left_pending,
+        "the rest is left to a long-lived worker"
+    );
+    let still_pending = memory
+        .store()
+        .team_pending_documents(team.team, 500)
+        .await
+        .unwrap();
+    assert!(
+        still_pending
+            .iter()
+            .all(|d| d.target != mnem_store::DocumentTarget::Evidence(newest.id)),
+        "the newest write has its vector"
+    );
+    let now = memory.store().clock().now();
+    let fresh = memory.store().freshness(now).await.unwrap();
+    assert_eq!(
+        fresh.pending_document_count,
+        101 - mnem_service::OWN_WRITE_BATCH as u64,
+        "status counts what is left"
+    );
+}

@@ -569,6 +569,15 @@ impl SearchIndex for SqliteStore {
             .await
     }
 
+    async fn team_pending_documents(
+        &self,
+        team: TeamId,
+        limit: usize,
+    ) -> Result<Vec<PendingDocument>> {
+        self.with_conn(move |conn| search::team_pending_documents(conn, team, limit))
+            .await
+    }
+
     async fn store_vectors(
         &self,
         contract: &EmbeddingContract,

@@ -82,54 +82,80 @@ pub fn enqueue(tx: &Connection, doc: i64, team: TeamId, now: Timestamp) -> Resul
 }
 
 pub fn pending_documents(conn: &Connection, limit: usize) -> Result<Vec<PendingDocument>> {
+    pending(conn, limit, None)
+}
+
+/// One team's pending documents, newest first: what a one-shot command just wrote comes
+/// before the team's older backlog, and no other team's is touched.
+pub fn team_pending_documents(
+    conn: &Connection,
+    team: TeamId,
+    limit: usize,
+) -> Result<Vec<PendingDocument>> {
+    pending(conn, limit, Some(team))
+}
+
+/// Pending evidence documents, then discovery documents: every team's oldest first, or
+/// one team's newest first.
+fn pending(conn: &Connection, limit: usize, team: Option<TeamId>) -> Result<Vec<PendingDocument>> {
+    let (evidence_team, graph_team, order) = match team {
+        None => ("", "", "ASC"),
+        Some(_) => (" AND e.team_id = ?2", " AND team_id = ?2", "DESC"),
+    };
+    let team_param = team.map(|t| t.as_bytes().to_vec()).unwrap_or_default();
     let mut stmt = conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT e.team_id, e.evidence_id, t.content FROM search_documents sd \
              JOIN evidence e ON e.doc = sd.doc \
              JOIN evidence_content t ON t.doc = sd.doc AND t.team_id = e.team_id \
-             WHERE sd.state = 'pending' AND e.state = 'current' \
-             ORDER BY sd.enqueued_at, sd.doc LIMIT ?1",
-        )
+             WHERE sd.state = 'pending' AND e.state = 'current'{evidence_team} \
+             ORDER BY sd.enqueued_at {order}, sd.doc {order} LIMIT ?1"
+        ))
         .db()?;
-    let mut documents = stmt
-        .query_map(params![limit as i64], |row| {
-            Ok(PendingDocument {
-                team: TeamId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
-                target: DocumentTarget::Evidence(EvidenceId::from_bytes(
-                    row.get::<_, UuidBytes>(1)?.0,
-                )),
-                text: row.get(2)?,
-            })
+    let evidence_row = |row: &rusqlite::Row<'_>| {
+        Ok(PendingDocument {
+            team: TeamId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+            target: DocumentTarget::Evidence(EvidenceId::from_bytes(row.get::<_, UuidBytes>(1)?.0)),
+            text: row.get(2)?,
         })
-        .db()?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .db()?;
+    };
+    let mut documents = match team {
+        None => stmt.query_map(params![limit as i64], evidence_row),
+        Some(_) => stmt.query_map(params![limit as i64, team_param], evidence_row),
+    }
+    .db()?
+    .collect::<rusqlite::Result<Vec<_>>>()
+    .db()?;
     let room = limit.saturating_sub(documents.len());
     if room > 0 {
         let mut stmt = conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT team_id, target_kind, target_id, text FROM graph_documents \
-                 WHERE state = 'pending' ORDER BY enqueued_at, doc LIMIT ?1",
-            )
+                 WHERE state = 'pending'{graph_team} \
+                 ORDER BY enqueued_at {order}, doc {order} LIMIT ?1"
+            ))
             .db()?;
-        let graph = stmt
-            .query_map(params![room as i64], |row| {
-                let kind: String = row.get(1)?;
-                let id = row.get::<_, UuidBytes>(2)?.0;
-                let target = if kind == ENTITY_DOCUMENT {
-                    DocumentTarget::Entity(EntityId::from_bytes(id))
-                } else {
-                    DocumentTarget::Relationship(RelationshipId::from_bytes(id))
-                };
-                Ok(PendingDocument {
-                    team: TeamId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
-                    target,
-                    text: row.get(3)?,
-                })
+        let graph_row = |row: &rusqlite::Row<'_>| {
+            let kind: String = row.get(1)?;
+            let id = row.get::<_, UuidBytes>(2)?.0;
+            let target = if kind == ENTITY_DOCUMENT {
+                DocumentTarget::Entity(EntityId::from_bytes(id))
+            } else {
+                DocumentTarget::Relationship(RelationshipId::from_bytes(id))
+            };
+            Ok(PendingDocument {
+                team: TeamId::from_bytes(row.get::<_, UuidBytes>(0)?.0),
+                target,
+                text: row.get(3)?,
             })
-            .db()?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .db()?;
+        };
+        let graph = match team {
+            None => stmt.query_map(params![room as i64], graph_row),
+            Some(_) => stmt.query_map(params![room as i64, team_param], graph_row),
+        }
+        .db()?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .db()?;
         documents.extend(graph);
     }
     Ok(documents)

@@ -362,6 +362,14 @@ pub trait SearchIndex: Send + Sync {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<PendingDocument>>> + Send;
 
+    /// Up to `limit` pending documents of one team, newest first: a one-shot command
+    /// embeds its own write first and never waits on another team's backlog.
+    fn team_pending_documents(
+        &self,
+        team: TeamId,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<PendingDocument>>> + Send;
+
     /// Stores vectors made under `contract` and marks their documents current.
     fn store_vectors(
         &self,
