@@ -49,8 +49,13 @@ def ingest(base, key, dataset, count):
             break
     print(f"stored {stored} evidence in {time.time() - started:.1f} s", file=sys.stderr)
     while True:
-        with urllib.request.urlopen(f"{base}/ready", timeout=60) as response:
-            pending = json.load(response)["search_freshness"]["pending_document_count"]
+        # /metrics answers loopback peers: the load test runs beside the server.
+        with urllib.request.urlopen(f"{base}/metrics", timeout=60) as response:
+            pending = next(
+                float(line.split()[-1])
+                for line in response.read().decode().splitlines()
+                if line.startswith("mnem_search_pending_documents")
+            )
         if pending == 0:
             break
         print(f"waiting for {pending} vectors", file=sys.stderr)

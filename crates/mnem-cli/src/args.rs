@@ -179,6 +179,10 @@ pub struct ServeArgs {
     /// it, 429 before any Argon2 work.
     #[arg(long, env = "MNEM_UNVERIFIED_PER_MINUTE", default_value_t = NonZeroU32::new(20).expect("non-zero"))]
     pub unverified_per_minute: NonZeroU32,
+    /// A bearer token that lets a scraper on another host read /metrics (store-wide
+    /// counts); without it /metrics answers loopback peers only.
+    #[arg(long, env = "MNEM_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "MNEM_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_body_bytes: usize,

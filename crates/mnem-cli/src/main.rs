@@ -133,9 +133,11 @@ fn report(failure: Failure) -> ExitCode {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MNEM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Colour only for a terminal: escape codes in a log file or a pipe are noise.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
@@ -668,6 +670,7 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
             unverified_per_minute: args.unverified_per_minute,
         },
         allowed_hosts: args.allowed_hosts.clone(),
+        metrics_token: args.metrics_token.clone(),
     };
     let router = mnem_server::router(
         mnem_mcp::Operations::new(memory).notifying(wake),

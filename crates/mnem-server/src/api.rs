@@ -62,7 +62,61 @@ fn rejected(rejection: JsonRejection) -> Response {
     } else {
         "invalid_json"
     };
-    error(status, code, &rejection.body_text(), None)
+    let text = rejection.body_text();
+    error(status, code, &text, rejected_field(&text).as_deref())
+}
+
+/// The input a body rejection is about, as its own `field` (not only inside the
+/// message): axum puts the path to the offending value (an unknown key included) before
+/// the message ("evidence[0].observed_at: …"); a missing field has no path and is named
+/// by serde ("missing field `query`").
+fn rejected_field(text: &str) -> Option<String> {
+    let detail = text.split_once("target type: ").map_or(text, |(_, d)| d);
+    let (path, message) = match detail.split_once(": ") {
+        Some((path, message)) if !path.contains(' ') => (path.trim_matches('.'), message),
+        _ => ("", detail),
+    };
+    let named = ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|marker| message.split_once(marker))
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(name, _)| name);
+    match (path, named) {
+        ("", named) => named.map(str::to_string),
+        (path, _) => Some(path.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rejected_field;
+
+    #[test]
+    fn a_rejection_names_its_field() {
+        let prefix = "Failed to deserialize the JSON body into the target type: ";
+        for (text, want) in [
+            (
+                "unknown field `team`, expected one of `query`",
+                Some("team"),
+            ),
+            ("missing field `query` at line 1 column 2", Some("query")),
+            (
+                "evidence[0].observed_at: invalid type: integer `1`",
+                Some("evidence[0].observed_at"),
+            ),
+            (
+                "evidence[0].colour: unknown field `colour`, expected …",
+                Some("evidence[0].colour"),
+            ),
+            ("expected value at line 1 column 1", None),
+        ] {
+            assert_eq!(
+                rejected_field(&format!("{prefix}{text}")).as_deref(),
+                want,
+                "{text}"
+            );
+        }
+    }
 }
 
 fn answer(result: Result<Value, OpError>) -> Response {

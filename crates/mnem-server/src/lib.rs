@@ -68,6 +68,10 @@ pub struct ServerConfig {
     /// `Host` header values `/mcp` accepts (DNS-rebinding protection); loopback names are
     /// always accepted.
     pub allowed_hosts: Vec<String>,
+    /// A bearer token `/metrics` accepts from any address. Without one (and for every
+    /// request without it), `/metrics` answers loopback peers only: its gauges are
+    /// store-wide counts across every team.
+    pub metrics_token: Option<String>,
 }
 
 /// What every handler shares.
@@ -77,6 +81,7 @@ pub(crate) struct App<S> {
     limiter: Arc<KeyRateLimit>,
     attempts: Arc<AttemptLimit>,
     metrics: Arc<Metrics>,
+    metrics_token: Option<Arc<str>>,
     max_body_bytes: usize,
 }
 
@@ -88,6 +93,7 @@ impl<S> Clone for App<S> {
             limiter: Arc::clone(&self.limiter),
             attempts: Arc::clone(&self.attempts),
             metrics: Arc::clone(&self.metrics),
+            metrics_token: self.metrics_token.clone(),
             max_body_bytes: self.max_body_bytes,
         }
     }
@@ -121,6 +127,7 @@ where
         limiter: Arc::new(KeyRateLimit::new(limits.requests_per_second, limits.burst)),
         attempts: Arc::new(AttemptLimit::per_minute(limits.unverified_per_minute)),
         metrics,
+        metrics_token: config.metrics_token.as_deref().map(Arc::from),
         max_body_bytes: limits.max_body_bytes,
     };
     let tools = MemoryTools::per_request(ops);
@@ -162,17 +169,14 @@ where
         .with_state(app)
 }
 
-/// Ready when the store answers (and so credentials can be checked).
+/// Ready when the store answers (and so credentials can be checked). Says nothing more:
+/// it is unauthenticated, and counts would describe every team's activity.
 async fn ready<S>(State(app): State<App<S>>) -> Response
 where
     S: GraphStore + SearchIndex + CredentialStore + 'static,
 {
     match app.ops.memory().status().await {
-        Ok(status) => Json(json!({
-            "status": "ready",
-            "search_freshness": status.search_freshness,
-        }))
-        .into_response(),
+        Ok(_) => Json(json!({"status": "ready"})).into_response(),
         Err(err) => {
             tracing::warn!(%err, "not ready");
             api::error(
@@ -185,10 +189,41 @@ where
     }
 }
 
-async fn scrape<S>(State(app): State<App<S>>) -> Response
+/// Equal without an early exit, so the comparison time says nothing about the token.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// Whether a scrape may see the store-wide gauges: the configured token, or a loopback
+/// peer (an in-process call has no peer and is local too).
+fn may_scrape(request: &Request, token: Option<&str>) -> bool {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if let (Some(token), Some(presented)) = (token, presented) {
+        return same_secret(token.as_bytes(), presented.trim().as_bytes());
+    }
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .is_none_or(|peer| peer.0.ip().is_loopback())
+}
+
+async fn scrape<S>(State(app): State<App<S>>, request: Request) -> Response
 where
     S: GraphStore + SearchIndex + CredentialStore + 'static,
 {
+    if !may_scrape(&request, app.metrics_token.as_deref()) {
+        app.metrics.refused("metrics");
+        return api::error(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "metrics are served to loopback peers, or with the token set by --metrics-token",
+            None,
+        );
+    }
     let memory = app.ops.memory();
     let freshness = memory.status().await.ok().map(|s| s.search_freshness);
     let text = app

@@ -50,6 +50,7 @@ async fn server_with(limits: ServerLimits) -> Server {
     let config = ServerConfig {
         limits,
         allowed_hosts: Vec::new(),
+        metrics_token: Some("scrape-secret".into()),
     };
     Server {
         router: router(Operations::new(memory), Arc::clone(&auth), &config),
@@ -264,6 +265,7 @@ async fn no_argument_can_name_a_team() {
     .await;
     assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(reply.body["error"]["code"], "invalid_json");
+    assert_eq!(reply.body["error"]["field"], "team", "{}", reply.text);
     assert!(reply.body["error"]["message"]
         .as_str()
         .unwrap()
@@ -624,6 +626,41 @@ async fn an_mcp_tool_error_is_counted_as_one_in_metrics() {
         ),
         "{metrics}"
     );
+}
+
+#[tokio::test]
+async fn store_wide_counts_are_not_shown_to_anyone() {
+    let s = server().await;
+    let ready = get(&s.router, "/ready").await;
+    assert_eq!(
+        ready.body,
+        json!({"status": "ready"}),
+        "no counts in /ready"
+    );
+    let scrape = |ip: [u8; 4], token: Option<&str>| {
+        let mut request = Request::get("/metrics");
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let mut request = request.body(Body::empty()).unwrap();
+        request
+            .extensions_mut()
+            .insert(ConnectInfo(std::net::SocketAddr::from((ip, 9_100))));
+        send(&s.router, request)
+    };
+    assert_eq!(
+        scrape([203, 0, 113, 9], None).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        scrape([203, 0, 113, 9], Some("wrong")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        scrape([203, 0, 113, 9], Some("scrape-secret")).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(scrape([127, 0, 0, 1], None).await.status, StatusCode::OK);
 }
 
 #[tokio::test]

@@ -132,8 +132,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                 return Ok(outcome);
             }
         }
-        for (i, new) in valid.evidence.iter_mut().enumerate() {
-            crate::hold_if_flagged(new, i);
+        for new in valid.evidence.iter_mut() {
+            crate::hold_if_flagged(new);
         }
         let mut checks = Vec::with_capacity(valid.relationships.len());
         for (i, proposal) in valid.relationships.iter().enumerate() {
@@ -159,7 +159,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             checks.push((proposal.clone(), texts));
         }
         let relationships = self.verify_proposals(checks).await;
-        Ok(self
+        let outcome = self
             .store
             .commit_remember(
                 actor,
@@ -168,7 +168,13 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                     relationships,
                 },
             )
-            .await?)
+            .await?;
+        for item in &outcome.evidence {
+            if let Some(reason) = &item.quarantined_because {
+                crate::log_held(item.evidence_id, reason);
+            }
+        }
+        Ok(outcome)
     }
 
     /// Verifies each proposal against the text at its cited spans: the deterministic

@@ -20,8 +20,8 @@ use mnem_core::graph::{DiscoveryLimits, DiscoveryPath, DEFAULT_MODEL_CONFIDENCE}
 use mnem_core::pipeline::fit_budget;
 use mnem_core::window::{self, WindowStep};
 use mnem_core::{
-    rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, NewEvidence,
-    RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
+    rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, EvidenceId,
+    NewEvidence, RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
 use mnem_store::{Degradation, GraphStore, SearchFreshness, SearchIndex, StoreError};
@@ -73,15 +73,16 @@ struct Gathered {
     query_vector: Option<Vec<f32>>,
 }
 
-/// Screens one evidence item, holding it (quarantine at write) when a rule fires.
-pub(crate) fn hold_if_flagged(new: &mut NewEvidence, index: usize) {
-    if let Some(reason) = mnem_core::screen::quarantine_reason(&mnem_core::screen::screen(
-        &new.content,
-        new.source_type,
-    )) {
-        tracing::warn!(evidence = index, %reason, "evidence quarantined at write");
-        new.quarantine = Some(reason);
-    }
+/// Screens one evidence item, holding it (quarantine at write) when a rule fires. Logs
+/// nothing: a write can still be refused, so the hold is logged once it is stored.
+pub(crate) fn hold_if_flagged(new: &mut NewEvidence) {
+    let findings = mnem_core::screen::screen(&new.content, new.source_type);
+    new.quarantine = mnem_core::screen::quarantine_reason(&findings);
+}
+
+/// The operator's signal that a write was stored but held out of recall.
+pub(crate) fn log_held(id: EvidenceId, reason: &str) {
+    tracing::warn!(evidence = %id, %reason, "evidence held at write (quarantined); `mnem release` after review");
 }
 
 /// A skipped branch, stamped with the recall's one clock reading.
@@ -179,8 +180,13 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     /// Screened first (`mnem_core::screen`): an item that looks like an attempt to steer
     /// a later reader is stored `quarantined`, with the reason in its lifecycle log.
     pub async fn remember(&self, actor: &Actor, mut new: NewEvidence) -> Result<Evidence> {
-        hold_if_flagged(&mut new, 0);
-        Ok(self.store.remember(actor, new).await?)
+        hold_if_flagged(&mut new);
+        let held = new.quarantine.clone();
+        let evidence = self.store.remember(actor, new).await?;
+        if let Some(reason) = held {
+            log_held(evidence.id, &reason);
+        }
+        Ok(evidence)
     }
 
     pub async fn recall(&self, actor: &Actor, query: RecallQuery) -> Result<Recall> {
