@@ -7,6 +7,7 @@ EXPECTED_TOOLS = {
     "correct_relationship",
     "forget",
     "recall_memory",
+    "release_evidence",
     "remember",
     "retract_evidence",
     "trace_memory",

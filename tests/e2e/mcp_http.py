@@ -71,7 +71,7 @@ async def run(mnem, base):
         info = getattr(a.init, "server_info", None) or getattr(a.init, "serverInfo")
         check(info.name == "mnem", "the server says it is mnem")
         names = {tool.name for tool in (await a.session.list_tools()).tools}
-        check(names == EXPECTED_TOOLS, f"the six memory tools are listed ({sorted(names)})")
+        check(names == EXPECTED_TOOLS, f"the seven memory tools are listed ({sorted(names)})")
         outcome = result_json(await a.call("remember", atlas_request()))
         relationship = outcome["relationships"][0]["relationship_id"]
         check(outcome["relationships"][0]["status"] == "active", "the claim is verified and active")
@@ -120,7 +120,10 @@ async def run(mnem, base):
         check(api.status_code == 200 and api.json()["results"][0]["context"] == "Mark works on Atlas.",
               "the JSON API answers beside MCP")
         prefix = alpha_reader.split("_")[1]
-        mnem.cli("key", "revoke", prefix)
+        wrong_team = subprocess.run([mnem.binary, "--db", mnem.db, "--team", "beta", "key", "revoke", prefix],
+                                    capture_output=True, text=True)
+        check(wrong_team.returncode != 0, "another team's operator cannot revoke alpha's key")
+        mnem.cli("--team", "alpha", "key", "revoke", prefix)
         api = await http.post(f"{base}/v1/recall", json={"query": "Atlas"}, headers=auth)
         check(api.status_code == 401, "a revoked key gets 401 on its next request")
         mcp = await http.post(

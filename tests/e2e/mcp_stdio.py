@@ -26,7 +26,7 @@ async def run(mnem: str, db: str) -> None:
 
             tools = await session.list_tools()
             names = {tool.name for tool in tools.tools}
-            check(names == EXPECTED_TOOLS, f"the six memory tools are listed ({sorted(names)})")
+            check(names == EXPECTED_TOOLS, f"the seven memory tools are listed ({sorted(names)})")
 
             outcome = result_json(await session.call_tool("remember", atlas_request()))
             relationship = outcome["relationships"][0]["relationship_id"]

@@ -9,6 +9,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use mnem_core::embedding::l2_normalise;
+use mnem_core::text::floor_char_boundary;
 use mnem_core::EmbeddingContract;
 use rayon::prelude::*;
 use tokenizers::{Tokenizer, TruncationParams};
@@ -26,6 +27,13 @@ static CONFIG: &str = include_str!("../../../models/all-minilm-l6-v2/config.json
 /// conversational memory state their point early; the full text stays searchable by the
 /// full-text branch. Changing this changes vectors: bump the contract version with it.
 pub const MAX_TOKENS: usize = 128;
+/// Bytes of a text the tokenizer sees. The model reads only the first `MAX_TOKENS`
+/// tokens, and 128 tokens of any ordinary text fit in far fewer bytes (a wordpiece is a
+/// few characters; a word over 100 characters is one `[UNK]`), so the cut changes no
+/// vector — while tokenizing a whole 64 KiB item builds ~16k tokens with their strings
+/// and offsets only for truncation to drop them: 50 such items raised `mnem serve`'s
+/// resident memory by hundreds of MiB (`scripts/bench/rss_writes.py`).
+pub const MAX_TOKENIZED_BYTES: usize = 16 * 1024;
 /// Padded tokens per forward pass. Small on purpose: on 2 CPU cores candle ran 64
 /// LongMemEval turns at 10.6/s with 256-token batches, 9.7/s at 1,024 and 7.0/s at
 /// 4,096 (`mnem bench`), so batching pays only by grouping many short texts.
@@ -126,9 +134,13 @@ impl Embedder for MiniLm {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let heads: Vec<&str> = texts
+            .iter()
+            .map(|t| &t[..floor_char_boundary(t, MAX_TOKENIZED_BYTES)])
+            .collect();
         let encodings = self
             .tokenizer
-            .encode_batch(texts.to_vec(), true)
+            .encode_batch(heads, true)
             .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
         let tokens: Vec<Vec<u32>> = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
         let mut order: Vec<usize> = (0..tokens.len()).collect();
@@ -177,6 +189,16 @@ mod tests {
             assert_eq!(v.len(), 384);
             assert!((dot(v, v) - 1.0).abs() < 1e-4);
         }
+    }
+
+    #[test]
+    fn cutting_a_long_text_before_tokenizing_changes_no_vector() {
+        let model = MiniLm::builtin().unwrap();
+        let long = "evidence window budget résumé ".repeat(3_000); // ~90 KB
+        let head = &long[..floor_char_boundary(&long, 4_000)];
+        let vectors = model.embed(&[long.as_str(), head]).unwrap();
+        let same = dot(&vectors[0], &vectors[1]);
+        assert!(same > 0.9999, "{same}");
     }
 
     #[test]
