@@ -316,7 +316,20 @@ where
         return response;
     };
     let operation = mcp_operation(&message);
-    let response = next.run(Request::from_parts(parts, bytes.into())).await;
+    let mut response = next.run(Request::from_parts(parts, bytes.into())).await;
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        // An event stream or an empty 202: passed on as it is, never buffered.
+        response.extensions_mut().insert(McpCall {
+            operation,
+            tool_error: false,
+        });
+        return response;
+    }
     let (mut parts, body) = response.into_parts();
     // Stateless JSON responses: one small document. A tool's failure is `isError` inside
     // a 200, invisible to the status code, so it is read here for the metrics.
