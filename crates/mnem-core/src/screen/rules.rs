@@ -1,9 +1,8 @@
 //! The rules over what a reader sees: phrase grammars for things said *to* a model, and
 //! the image-link rule. Phrase rules pass a match that is quoted or mentioned.
 
-use super::text::{quoted, words, Word};
+use super::text::{quoted_mask, words, Word};
 use super::ScreeningFinding;
-use std::ops::Range;
 
 /// Verbs that tell a model to drop what it was told.
 const OVERRIDE_VERBS: &[&str] = &[
@@ -168,7 +167,8 @@ const WIDE_REACH: usize = 4;
 struct Said<'a> {
     text: &'a str,
     words: Vec<Word>,
-    quoted: Vec<Range<usize>>,
+    /// Per byte: inside a quotation.
+    quoted: Vec<bool>,
 }
 
 fn is(word: Option<&Word>, set: &[&str]) -> bool {
@@ -180,14 +180,14 @@ impl<'a> Said<'a> {
         Self {
             text,
             words: words(text),
-            quoted: quoted(text),
+            quoted: quoted_mask(text),
         }
     }
 
     /// Whether the phrase starting at word `start` is quoted or named as an example.
     fn is_mention(&self, start: usize) -> bool {
         let at = self.words[start].at;
-        if self.quoted.iter().any(|r| r.contains(&at)) {
+        if self.quoted[at] {
             return true;
         }
         let before = |n: usize| start.checked_sub(n).map(|i| &self.words[i]);
@@ -346,9 +346,7 @@ fn role_marker(said: &Said<'_>) -> Option<ScreeningFinding> {
     // ASCII lowercasing keeps byte offsets, so quoted spans still line up.
     let lower = said.text.to_ascii_lowercase();
     ROLE_MARKERS.iter().find_map(|marker| {
-        let unquoted = lower
-            .match_indices(marker)
-            .any(|(at, _)| !said.quoted.iter().any(|r| r.contains(&at)));
+        let unquoted = lower.match_indices(marker).any(|(at, _)| !said.quoted[at]);
         unquoted.then(|| {
             finding(
                 "role_marker",
@@ -392,6 +390,9 @@ fn carries_placeholder(query: &str) -> bool {
         })
 }
 
+/// The longest `<img …>` tag read.
+const MAX_TAG_BYTES: usize = 4_096;
+
 /// Image URLs in `text`: markdown `![alt](url)` and HTML `<img src="url">`.
 fn image_urls(text: &str) -> Vec<&str> {
     let mut urls = Vec::new();
@@ -407,7 +408,9 @@ fn image_urls(text: &str) -> Vec<&str> {
     }
     let lower = text.to_ascii_lowercase();
     for (at, _) in lower.match_indices("<img") {
-        let tag_end = lower[at..].find('>').map_or(text.len(), |e| at + e);
+        // A tag is short; bounding the search keeps a text of unclosed tags linear.
+        let window = &lower[at..at + crate::text::floor_char_boundary(&lower[at..], MAX_TAG_BYTES)];
+        let tag_end = window.find('>').map_or(at + window.len(), |e| at + e);
         let Some(src) = lower[at..tag_end].find("src=") else {
             continue;
         };

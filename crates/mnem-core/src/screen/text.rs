@@ -132,6 +132,20 @@ const QUOTE_PAIRS: &[(char, char)] = &[
 
 /// A quotation never spans a blank line: an unmatched mark cannot swallow a document.
 const PARAGRAPH_BREAK: &str = "\n\n";
+/// Nor more than this many bytes, which also keeps the scan linear: a text of unmatched
+/// opening marks costs this much per mark, not the rest of the text.
+const MAX_QUOTE_BYTES: usize = 2_000;
+
+/// For each byte of `text`, whether it is quoted: inside a pair of quotation marks or
+/// backticks, a fenced code block, or a `>` block-quote line.
+pub(super) fn quoted_mask(text: &str) -> Vec<bool> {
+    let mut mask = vec![false; text.len()];
+    // Ranges of one kind never overlap, so marking them costs at most twice the text.
+    for range in quoted(text) {
+        mask[range].fill(true);
+    }
+    mask
+}
 
 /// Byte ranges of `text` that are quoted: inside a pair of quotation marks or
 /// backticks, a fenced code block, or a `>` block-quote line.
@@ -165,6 +179,7 @@ pub(super) fn quoted(text: &str) -> Vec<Range<usize>> {
         at = after;
         let Some(close) = close else { continue };
         let rest = &text[after..];
+        let rest = &rest[..super::floor_boundary(rest, MAX_QUOTE_BYTES)];
         let paragraph = rest.find(PARAGRAPH_BREAK).unwrap_or(rest.len());
         if let Some(offset) = rest[..paragraph].find(close) {
             let end = after + offset + close.len_utf8();
