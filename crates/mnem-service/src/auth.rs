@@ -164,8 +164,9 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
         Ok(record.principal())
     }
 
-    /// Revokes a key of `team`, refused from the next request on, on every server; a key of another team is `KeyNotFound`, exactly as an
-    /// unknown prefix, so one team's operator can neither revoke nor probe another's.
+    /// Revokes a key of `team`: refused from the next request on, on every server. A key
+    /// of another team is `KeyNotFound`, exactly as an unknown prefix, so one team's
+    /// operator can neither revoke nor probe another's.
     pub async fn revoke(&self, team: &str, prefix: &str) -> Result<ApiKeyRecord, AuthError> {
         let owned = self.store.api_key(prefix).await?;
         if owned.is_none_or(|record| record.team_name != team) {
