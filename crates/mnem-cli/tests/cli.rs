@@ -761,7 +761,7 @@ async fn mcp_over_stdio_remembers_and_recalls_as_its_team() {
         .expect("spawn mnem mcp");
     let client = ().serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("list tools");
-    assert_eq!(tools.len(), 6);
+    assert_eq!(tools.len(), 7);
     let call = |tool: &'static str, args: Value| {
         CallToolRequestParams::new(tool).with_arguments(args.as_object().expect("object").clone())
     };
@@ -842,10 +842,12 @@ fn keys_are_shown_once_listed_without_secrets_and_revoked_by_prefix() {
     let listed = store.ok(&["--team", "acme", "key", "list"]);
     assert!(listed.contains(prefix));
     assert!(!listed.contains(secret), "a listing never shows the secret");
-    let bad_scope = store.run(&["--team", "acme", "key", "create", "--scope", "admin"]);
+    let bad_scope = store.run(&["--team", "acme", "key", "create", "--scope", "root"]);
     assert_eq!(bad_scope.status.code(), Some(2));
-    let revoked = store.json(&["key", "revoke", prefix]);
+    let other_team = store.run(&["--team", "other", "key", "revoke", prefix]);
+    assert_ne!(other_team.status.code(), Some(0), "only inside --team");
+    let revoked = store.json(&["--team", "acme", "key", "revoke", prefix]);
     assert!(revoked[0]["revoked_at"].is_string());
-    let unknown = store.run(&["key", "revoke", "nosuchprefix"]);
+    let unknown = store.run(&["--team", "acme", "key", "revoke", "nosuchprefix"]);
     assert_eq!(unknown.status.code(), Some(2));
 }
