@@ -42,11 +42,6 @@ pub struct ScreeningFinding {
     pub detail: String,
 }
 
-/// The largest char boundary of `text` at or below `max` bytes.
-fn floor_boundary(text: &str, max: usize) -> usize {
-    crate::text::floor_char_boundary(text, max)
-}
-
 /// Hidden text this short is noise (a stray tag character), not a message.
 const MIN_SMUGGLED_CHARS: usize = 3;
 

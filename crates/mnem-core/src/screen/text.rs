@@ -179,7 +179,7 @@ pub(super) fn quoted(text: &str) -> Vec<Range<usize>> {
         at = after;
         let Some(close) = close else { continue };
         let rest = &text[after..];
-        let rest = &rest[..super::floor_boundary(rest, MAX_QUOTE_BYTES)];
+        let rest = &rest[..crate::text::floor_char_boundary(rest, MAX_QUOTE_BYTES)];
         let paragraph = rest.find(PARAGRAPH_BREAK).unwrap_or(rest.len());
         if let Some(offset) = rest[..paragraph].find(close) {
             let end = after + offset + close.len_utf8();
