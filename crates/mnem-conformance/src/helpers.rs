@@ -8,7 +8,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use mnem_core::{
-    Actor, Evidence, EvidenceId, ManualClock, NewEvidence, RecallHit, RecallQuery, Timestamp,
+    Actor, Evidence, EvidenceId, ManualClock, NewEvidence, RankingProfile, RecallHit, RecallQuery,
+    Timestamp,
 };
 use mnem_embed::Embedder;
 use mnem_service::Memory;
@@ -59,6 +60,12 @@ impl<S: Backend> Fixture<S> {
             clock,
             actor,
         }
+    }
+
+    /// The same store and clock, recalled through `profile` instead of the default.
+    pub fn with_profile(mut self, profile: RankingProfile) -> Self {
+        self.memory = self.memory.with_profile(profile);
+        self
     }
 
     /// Runs the embedding worker until nothing is pending.

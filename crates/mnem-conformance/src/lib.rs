@@ -82,6 +82,7 @@ macro_rules! conformance_suite {
                 evidence_window_never_shows_what_the_reader_could_not_recall,
                 evidence_windows_that_overlap_merge_and_every_id_appears_once,
                 evidence_window_bytes_count_against_the_budget_and_neighbours_go_first,
+                follow_on_credit_lifts_only_the_next_eligible_item_of_the_group,
             );
         }
         mod graph {

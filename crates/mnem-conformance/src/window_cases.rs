@@ -1,9 +1,14 @@
 //! Evidence windows: a result's neighbours from its source group. Each case writes one
 //! group (a `source_key`) whose items are observed one second apart, asserts the stamps
 //! strictly increase (so "before" and "after" cannot silently collapse), and recalls one
-//! item by a word only it holds.
+//! item by a word only it holds. Windows are asserted under `convex-1`, which gives no
+//! follow-on credit (under the default the next turn would be a merged match); the
+//! credit has its own case at the end.
 
-use mnem_core::{Evidence, EvidenceId, NewEvidence, RecallHit, RecallQuery, Space};
+use mnem_core::{
+    Evidence, EvidenceId, NewEvidence, RecallHit, RecallQuery, Space, CONVEX_1_PROFILE,
+    DEFAULT_PROFILE,
+};
 
 use crate::helpers::{want_increasing_stamps, want_order, Backend, Fixture};
 
@@ -61,6 +66,7 @@ fn ids_of(items: &[&Evidence]) -> Vec<EvidenceId> {
 pub async fn evidence_window_brings_neighbours_of_the_same_group_in_order<S: Backend>(
     fx: Fixture<S>,
 ) {
+    let fx = fx.with_profile(CONVEX_1_PROFILE);
     let items = group(&fx, 7, &[4], "zeppelin").await;
     let mut elsewhere = NewEvidence::new("turn 5 small talk in another session");
     elsewhere.source_key = Some("session-8".into());
@@ -87,6 +93,7 @@ pub async fn evidence_window_brings_neighbours_of_the_same_group_in_order<S: Bac
 pub async fn evidence_window_never_shows_what_the_reader_could_not_recall<S: Backend>(
     fx: Fixture<S>,
 ) {
+    let fx = fx.with_profile(CONVEX_1_PROFILE);
     let other_team = fx.store.open_team("other-team").await.expect("team");
     let colleague = fx
         .store
@@ -167,6 +174,7 @@ pub async fn evidence_window_never_shows_what_the_reader_could_not_recall<S: Bac
 pub async fn evidence_windows_that_overlap_merge_and_every_id_appears_once<S: Backend>(
     fx: Fixture<S>,
 ) {
+    let fx = fx.with_profile(CONVEX_1_PROFILE);
     let items = group(&fx, 9, &[4, 6], "zeppelin").await;
     let hits = fx.recall(windowed("zeppelin", 2)).await;
     assert_eq!(hits.len(), 1, "two overlapping windows are one result");
@@ -190,6 +198,7 @@ pub async fn evidence_windows_that_overlap_merge_and_every_id_appears_once<S: Ba
 pub async fn evidence_window_bytes_count_against_the_budget_and_neighbours_go_first<S: Backend>(
     fx: Fixture<S>,
 ) {
+    let fx = fx.with_profile(CONVEX_1_PROFILE);
     let items = group(&fx, 20, &[5, 15], "zeppelin").await;
     // Both hits and two short neighbours fit; not four.
     let budget = items[4].content.len() + items[14].content.len() + 2 * items[0].content.len() + 5;
@@ -211,4 +220,81 @@ pub async fn evidence_window_bytes_count_against_the_budget_and_neighbours_go_fi
         vec![1, 1],
         "the two neighbours kept are hits' nearest"
     );
+}
+
+/// Follow-on credit (a profile with `follow_share`): the next eligible item after a match
+/// in its group becomes a result, scored a share of the match, and nothing its reader
+/// could not recall directly is ever lifted.
+pub async fn follow_on_credit_lifts_only_the_next_eligible_item_of_the_group<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let colleague = fx
+        .store
+        .open_profile("conformance", "colleague")
+        .await
+        .expect("profile");
+    let mut items = Vec::new();
+    for n in 1..=6 {
+        let words = match n {
+            2 => "zeppelin question",
+            3 => "retracted reply",
+            4 => "private reply",
+            5 => "eligible reply",
+            _ => "small talk",
+        };
+        let new = turn(n, words);
+        let item = if n == 4 {
+            let mut private = new;
+            private.space = Space::Private;
+            fx.store
+                .remember(&colleague, private)
+                .await
+                .expect("remember")
+        } else {
+            fx.remember_with(new).await
+        };
+        items.push(item);
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    fx.store
+        .retract(&fx.actor, items[2].id, None)
+        .await
+        .expect("retract turn 3");
+    let hits = fx.recall(windowed("zeppelin", 0)).await;
+    want_order(
+        &hits,
+        &[&items[1], &items[4]],
+        "the match, then the next turn its reader may recall (retracted and private skipped)",
+    );
+    assert_eq!(
+        hits[1].components.follows,
+        Some(items[1].id),
+        "the lifted turn names the match it follows"
+    );
+    let ratio = hits[1].score.value() / hits[0].score.value();
+    assert!(
+        (ratio - DEFAULT_PROFILE.follow_share).abs() < 1e-9,
+        "the follower scores the profile's share of its match, got {ratio}"
+    );
+    let windowed_hits = fx.recall(windowed("zeppelin", 1)).await;
+    want_order(
+        &windowed_hits,
+        &[&items[1]],
+        "the follower merges into its match's window",
+    );
+    assert_eq!(
+        window_ids(&windowed_hits[0]),
+        ids_of(&[&items[0], &items[1], &items[4], &items[5]]),
+        "one window around both, each id once"
+    );
+    assert!(
+        windowed_hits[0]
+            .after
+            .first()
+            .is_some_and(|item| item.hit && item.evidence.id == items[4].id),
+        "the follower is marked as a match inside the window"
+    );
+    let off = fx.with_profile(CONVEX_1_PROFILE);
+    let alone = off.recall(windowed("zeppelin", 0)).await;
+    want_order(&alone, &[&items[1]], "without the credit, the match alone");
 }

@@ -14,6 +14,7 @@ pub mod clock;
 pub mod embedding;
 pub mod error;
 pub mod evidence;
+pub mod follow;
 pub mod graph;
 pub mod ids;
 pub mod order;
@@ -38,8 +39,8 @@ pub use ids::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, TeamId};
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, rank_all, Branch, BranchCandidates, Fusion, RankingProfile,
-    RecallHit, RecallPlan, ScoreComponents, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS,
-    RRF_PROFILE, VECTOR_PROFILE,
+    RecallHit, RecallPlan, ScoreComponents, CONVEX_1_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE,
+    NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
 };
 pub use recall::{
     Candidate, Order, PublicRecall, PublicResult, PublicWindowItem, RecallQuery, ScopeFilter,

@@ -206,13 +206,8 @@ fn to_read(
 fn finish(draft: Draft, ranked: &[RecallHit]) -> RecallHit {
     // A draft's primary is always one of `ranked` (drafts open on a ranked hit); the
     // fallback only keeps this total.
-    let plain_hit = |evidence: Evidence| RecallHit {
-        context: evidence.content.clone(),
-        evidence,
-        score: crate::Score::UNRANKED,
-        components: Default::default(),
-        before: Vec::new(),
-        after: Vec::new(),
+    let plain_hit = |evidence: Evidence| {
+        crate::pipeline::hit(evidence, crate::Score::UNRANKED, Default::default())
     };
     let items: Vec<(Evidence, bool)> = draft.items.into_values().collect();
     let hit_positions: Vec<usize> = items

@@ -5,10 +5,12 @@
 //! time over a fixed grid, a move kept only when it raises MRR by more than [`MIN_GAIN`];
 //! sweeps repeat until none does. Deterministic: same file, same store, same result.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use mnem_core::follow::follow_on;
 use mnem_core::{
-    parse_profile, rank_all, Actor, BranchCandidates, EvidenceId, RankingProfile, RecallPlan,
+    parse_profile, rank_all, Actor, BranchCandidates, EvidenceId, Neighbours, RankingProfile,
+    RecallPlan,
 };
 use serde::Serialize;
 
@@ -27,7 +29,7 @@ pub const MAX_SWEEPS: usize = 4;
 /// What is searched, in order. `lexical_weight` stays at its value as the scale the others
 /// are measured against (fusion normalises by the weights' sum, so only ratios matter);
 /// `branch_pool` is not fitted because the candidates were read once at the starting depth.
-pub const FITTED_KEYS: [&str; 9] = [
+pub const FITTED_KEYS: [&str; 10] = [
     "vector_weight",
     "lexical_rank_weight",
     "vector_rank_weight",
@@ -37,6 +39,7 @@ pub const FITTED_KEYS: [&str; 9] = [
     "temporal_boost",
     "group_boost",
     "recency_boost",
+    "follow_share",
 ];
 
 /// One scored question, ready to re-rank: its plan, the store's candidates and the
@@ -45,6 +48,8 @@ pub struct FitQuestion {
     pub actor: Actor,
     pub plan: RecallPlan,
     pub branches: Vec<BranchCandidates>,
+    /// The next item after each grouped candidate, for follow-on credit.
+    pub followers: HashMap<EvidenceId, Neighbours>,
     pub gold: HashSet<EvidenceId>,
 }
 
@@ -69,6 +74,7 @@ pub fn mrr(questions: &[FitQuestion], profile: &RankingProfile) -> f64 {
         .iter()
         .map(|q| {
             let hits = rank_all(q.branches.clone(), &q.plan, &q.actor, profile);
+            let hits = follow_on(hits, &q.followers, &q.plan, &q.actor, profile);
             hits.iter()
                 .take(DEPTH)
                 .position(|hit| q.gold.contains(&hit.evidence.id))
@@ -88,6 +94,9 @@ fn grid(key: &str, current: f64) -> Vec<f64> {
         .collect();
     if key == "rrf_k" {
         values = vec![1.0, 5.0, 10.0, 20.0, 40.0, 60.0];
+    }
+    if key == "follow_share" {
+        values = vec![0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
     }
     if key == "vector_min_similarity" {
         values = vec![0.0, 0.1, 0.15, 0.2, 0.25, 0.3];
@@ -187,6 +196,7 @@ fn value_of(profile: &RankingProfile, key: &str) -> f64 {
         "temporal_boost" => profile.temporal_boost,
         "group_boost" => profile.group_boost,
         "recency_boost" => profile.recency_boost,
+        "follow_share" => profile.follow_share,
         _ => 0.0,
     }
 }
@@ -245,6 +255,7 @@ mod tests {
                             ],
                         },
                     ],
+                    followers: HashMap::new(),
                     gold: HashSet::from([EvidenceId(Uuid::from_u128(gold))]),
                 }
             })
@@ -267,8 +278,8 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=0.05", |_, _| {}).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-1:"));
-        let fitted = parse_profile(&report.fitted.replacen("convex-1", "hybrid", 1)).unwrap();
+        assert!(report.fitted.starts_with("convex-2:"));
+        let fitted = parse_profile(&report.fitted.replacen("convex-2", "hybrid", 1)).unwrap();
         assert_eq!(mrr(&questions, &fitted), 1.0);
         assert_eq!(report.moves.len(), 1);
     }
@@ -279,7 +290,7 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=2", |_, _| {}).unwrap();
         assert_eq!(report.fitted_mrr, report.start_mrr);
         assert!(report.moves.is_empty());
-        assert_eq!(report.fitted, "convex-1:vector_weight=2");
+        assert_eq!(report.fitted, "convex-2:vector_weight=2");
     }
 
     #[test]

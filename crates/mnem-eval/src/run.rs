@@ -12,8 +12,8 @@ use mnem_core::recall::{
     DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, DEFAULT_WINDOW, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS,
 };
 use mnem_core::{
-    parse_profile, Actor, EvidenceId, LifecycleState, NewEvidence, RankingProfile, RecallHit,
-    RecallQuery, SourceType,
+    parse_profile, Actor, Evidence, EvidenceId, LifecycleState, NewEvidence, RankingProfile,
+    RecallHit, RecallQuery, SourceType,
 };
 use mnem_embed::Embedder;
 use mnem_postgres::PgStore;
@@ -268,10 +268,20 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
             ..RecallQuery::text(text)
         };
         let (plan, branches) = memory.candidates(&actor, query).await?;
+        // Any candidate can lead under some trial profile: its follower is read once.
+        let mut pool: Vec<Evidence> = Vec::new();
+        let mut seen = HashSet::new();
+        for candidate in branches.iter().flat_map(|b| &b.candidates) {
+            if candidate.evidence.source_key.is_some() && seen.insert(candidate.evidence.id) {
+                pool.push(candidate.evidence.clone());
+            }
+        }
+        let followers = memory.next_in_group(&actor, &plan, pool).await?;
         questions.push(FitQuestion {
             actor,
             plan,
             branches,
+            followers,
             gold,
         });
     }

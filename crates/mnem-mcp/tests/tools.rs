@@ -216,7 +216,11 @@ async fn a_recall_window_brings_the_neighbouring_turns_in_order_and_bad_windows_
     assert_eq!(result["context"], turns[1]);
     assert_eq!(result["before"][0]["context"], turns[0]);
     assert_eq!(result["after"][0]["context"], turns[2]);
-    assert_eq!(result["after"][0]["hit"], false);
+    assert_eq!(
+        result["after"][0]["hit"], true,
+        "the turn after a match is itself a match under follow-on credit"
+    );
+    assert_eq!(result["before"][0]["hit"], false);
     let plain = ok(&call(
         &client,
         "recall_memory",

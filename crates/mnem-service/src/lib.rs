@@ -16,11 +16,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mnem_core::follow;
 use mnem_core::graph::{DiscoveryLimits, DiscoveryPath, DEFAULT_MODEL_CONFIDENCE};
 use mnem_core::pipeline::fit_budget;
 use mnem_core::window::{self, WindowStep};
 use mnem_core::{
-    rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, EvidenceId,
+    rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, EvidenceId, Neighbours,
     NewEvidence, RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
@@ -211,6 +212,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             }
         }
         let ranked = rank_all(branches, &plan, actor, &self.profile);
+        let ranked = self.with_followers(actor, &plan, ranked).await?;
         let windows_started = Instant::now();
         let hits = self.with_windows(actor, &plan, ranked).await?;
         let windows = if plan.query.window > 0 {
@@ -338,6 +340,37 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             query_embedding,
             query_vector,
         })
+    }
+
+    /// Follow-on credit ([`mnem_core::follow`]): one store read for the next item after
+    /// each leading result in its group, scored by the core. Nothing is read when the
+    /// profile gives no credit.
+    async fn with_followers(
+        &self,
+        actor: &Actor,
+        plan: &RecallPlan,
+        ranked: Vec<RecallHit>,
+    ) -> Result<Vec<RecallHit>> {
+        let leaders = follow::leaders(&ranked, plan, &self.profile);
+        let next = self.next_in_group(actor, plan, leaders).await?;
+        Ok(follow::follow_on(ranked, &next, plan, actor, &self.profile))
+    }
+
+    /// For each of `items` in a source group, its nearest eligible neighbour on each side
+    /// (what follow-on credit reads; `mnem eval --fit` reads it for a whole pool).
+    pub async fn next_in_group(
+        &self,
+        actor: &Actor,
+        plan: &RecallPlan,
+        items: Vec<Evidence>,
+    ) -> Result<HashMap<EvidenceId, Neighbours>> {
+        if items.is_empty() {
+            return Ok(HashMap::new());
+        }
+        Ok(self
+            .store
+            .neighbours(actor, &plan.query, plan.now, items, 1)
+            .await?)
     }
 
     /// The budgeted, limited results of a recall: with a window, each result carries its
