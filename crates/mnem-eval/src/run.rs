@@ -276,7 +276,7 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
                 pool.push(candidate.evidence.clone());
             }
         }
-        let followers = memory.next_in_group(&actor, &plan, pool).await?;
+        let followers = memory.group_neighbours(&actor, &plan, pool, 1).await?;
         questions.push(FitQuestion {
             actor,
             plan,

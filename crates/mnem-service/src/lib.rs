@@ -212,9 +212,9 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             }
         }
         let ranked = rank_all(branches, &plan, actor, &self.profile);
-        let ranked = self.with_followers(actor, &plan, ranked).await?;
+        let (ranked, read) = self.with_followers(actor, &plan, ranked).await?;
         let windows_started = Instant::now();
-        let hits = self.with_windows(actor, &plan, ranked).await?;
+        let hits = self.with_windows(actor, &plan, ranked, read).await?;
         let windows = if plan.query.window > 0 {
             windows_started.elapsed()
         } else {
@@ -342,35 +342,47 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         })
     }
 
-    /// Follow-on credit ([`mnem_core::follow`]): one store read for the next item after
-    /// each leading result in its group, scored by the core. Nothing is read when the
-    /// profile gives no credit.
+    /// Follow-on credit ([`mnem_core::follow`]): one store read for the neighbours of each
+    /// leading result in its group, scored by the core. The read goes as wide as the
+    /// query's window, so the windows stage starts from it instead of asking again; it is
+    /// returned for that. Nothing is read when the profile gives no credit.
     async fn with_followers(
         &self,
         actor: &Actor,
         plan: &RecallPlan,
         ranked: Vec<RecallHit>,
-    ) -> Result<Vec<RecallHit>> {
+    ) -> Result<(Vec<RecallHit>, HashMap<EvidenceId, Neighbours>)> {
         let leaders = follow::leaders(&ranked, plan, &self.profile);
-        let next = self.next_in_group(actor, plan, leaders).await?;
-        Ok(follow::follow_on(ranked, &next, plan, actor, &self.profile))
+        let width = plan.query.window.max(1);
+        let read = self.group_neighbours(actor, plan, leaders, width).await?;
+        let ranked = follow::follow_on(ranked, &read, plan, actor, &self.profile);
+        Ok((ranked, read))
     }
 
-    /// For each of `items` in a source group, its nearest eligible neighbour on each side
-    /// (what follow-on credit reads; `mnem eval --fit` reads it for a whole pool).
-    pub async fn next_in_group(
+    /// For each of `items` in a source group, up to `width` eligible neighbours on each
+    /// side, nearest first (what follow-on credit reads; `mnem eval --fit` reads it at
+    /// width 1 for a whole pool).
+    pub async fn group_neighbours(
         &self,
         actor: &Actor,
         plan: &RecallPlan,
         items: Vec<Evidence>,
+        width: usize,
     ) -> Result<HashMap<EvidenceId, Neighbours>> {
         if items.is_empty() {
             return Ok(HashMap::new());
         }
-        Ok(self
+        let ids: Vec<EvidenceId> = items.iter().map(|item| item.id).collect();
+        let mut read = self
             .store
-            .neighbours(actor, &plan.query, plan.now, items, 1)
-            .await?)
+            .neighbours(actor, &plan.query, plan.now, items, width)
+            .await?;
+        // An item the store gave no entry has no neighbours: recorded, so a later round
+        // (the windows stage) does not ask again.
+        for id in ids {
+            read.entry(id).or_default();
+        }
+        Ok(read)
     }
 
     /// The budgeted, limited results of a recall: with a window, each result carries its
@@ -381,6 +393,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         actor: &Actor,
         plan: &RecallPlan,
         ranked: Vec<RecallHit>,
+        already_read: HashMap<EvidenceId, Neighbours>,
     ) -> Result<Vec<RecallHit>> {
         let query = &plan.query;
         if query.window == 0 {
@@ -390,7 +403,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             hits.truncate(query.limit);
             return Ok(hits);
         }
-        let mut neighbours = HashMap::new();
+        // What follow-on credit read, as wide as this window, is not asked for again.
+        let mut neighbours = already_read;
         let (mut rounds, mut asked, mut reading) = (0, 0, Duration::ZERO);
         let mut results = loop {
             match window::assemble(&ranked, &neighbours, query, actor, plan.now) {
