@@ -54,7 +54,9 @@ pub fn follow_on(
     // The best credit each follower earns, from the leaders' own scores.
     let mut credit: HashMap<EvidenceId, (f64, EvidenceId)> = HashMap::new();
     let mut newcomers = Vec::new();
-    for hit in &hits {
+    // Only the leaders give credit, whatever else `neighbours` holds (`mnem eval --fit`
+    // passes every candidate's), so a profile ranks offline exactly as in a recall.
+    for hit in hits.iter().take(plan.query.limit) {
         let Some(next) = neighbours
             .get(&hit.evidence.id)
             .and_then(|n| n.after.first())
@@ -231,6 +233,20 @@ mod tests {
         floored.query.min_score = Some(0.8);
         let out = follow_on(hits, &next, &floored, &ACTOR, &profile(0.7));
         assert_eq!(ids(&out), vec![1]);
+    }
+
+    #[test]
+    fn only_the_first_limit_results_give_credit() {
+        let first = evidence(1, "a", Some("s1"), 10);
+        let second = evidence(2, "b", Some("s2"), 10);
+        let after_first = evidence(3, "c", Some("s1"), 11);
+        let after_second = evidence(4, "d", Some("s2"), 11);
+        let hits = vec![hit(&first, 1.0), hit(&second, 0.9)];
+        let next = followed_by(&[(&first, &after_first), (&second, &after_second)]);
+        let mut limited = plan("a b");
+        limited.query.limit = 1;
+        let out = follow_on(hits, &next, &limited, &ACTOR, &profile(0.5));
+        assert_eq!(ids(&out), vec![1, 2, 3]);
     }
 
     #[test]
