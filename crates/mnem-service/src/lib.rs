@@ -61,7 +61,8 @@ pub struct Recall {
     pub discovery_paths: Vec<DiscoveryPath>,
     /// Time spent choosing discovery paths.
     pub discovery: Duration,
-    /// Time spent reading and assembling evidence windows (zero with `window` 0).
+    /// Time spent reading and assembling evidence windows, the follow-on credit that
+    /// shares their first read included (zero with `window` 0).
     pub windows: Duration,
 }
 
@@ -212,8 +213,9 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             }
         }
         let ranked = rank_all(branches, &plan, actor, &self.profile);
-        let (ranked, read) = self.with_followers(actor, &plan, ranked).await?;
+        // The follow-on read is the windows stage's first read: timed with it.
         let windows_started = Instant::now();
+        let (ranked, read) = self.with_followers(actor, &plan, ranked).await?;
         let hits = self.with_windows(actor, &plan, ranked, read).await?;
         let windows = if plan.query.window > 0 {
             windows_started.elapsed()
