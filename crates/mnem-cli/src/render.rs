@@ -122,8 +122,12 @@ pub fn recalled(hits: &[RecallHit], paths: Vec<DiscoveryPath>, as_json: bool, ex
         let score = if explain {
             let c = &hit.components;
             let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+            let follows = c
+                .follows
+                .map(|leader| format!(", follows {leader}"))
+                .unwrap_or_default();
             format!(
-                "  score {} (lexical #{}, vector #{}{}{})",
+                "  score {} (lexical #{}, vector #{}{}{}{follows})",
                 hit.score,
                 rank(c.lexical_rank),
                 rank(c.vector_rank),

@@ -490,6 +490,20 @@ fn a_source_key_groups_remembered_turns_into_the_window_recall_returns() {
     assert!(lines[0].ends_with(turns[0]), "{human}");
     assert!(lines[1].ends_with(turns[1]), "{human}");
     assert!(lines[2].ends_with(turns[2]), "{human}");
+    let explained = store.ok(&[
+        "--embedder",
+        "none",
+        "recall",
+        "gym",
+        "--window",
+        "0",
+        "--explain",
+    ]);
+    let match_id = result["evidence_id"].as_str().expect("id");
+    assert!(
+        explained.contains(&format!("follows {match_id}")),
+        "the reply is lifted by follow-on credit and names its match: {explained}"
+    );
     let bad = store.run(&["--embedder", "none", "recall", "gym", "--window", "9"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("window"));
