@@ -26,11 +26,17 @@ pub fn leaders(hits: &[RecallHit], plan: &RecallPlan, profile: &RankingProfile) 
     if profile.follow_share <= 0.0 || plan.is_listing() {
         return Vec::new();
     }
+    leading(hits, plan)
+        .map(|hit| hit.evidence.clone())
+        .collect()
+}
+
+/// The first `limit` ranked hits that belong to a source group: the only ones that give
+/// credit.
+fn leading<'a>(hits: &'a [RecallHit], plan: &RecallPlan) -> impl Iterator<Item = &'a RecallHit> {
     hits.iter()
         .take(plan.query.limit)
         .filter(|hit| hit.evidence.source_key.is_some())
-        .map(|hit| hit.evidence.clone())
-        .collect()
 }
 
 /// Gives each leader's next item in its group (`neighbours[leader].after[0]`) a score of
@@ -56,7 +62,7 @@ pub fn follow_on(
     let mut newcomers = Vec::new();
     // Only the leaders give credit, whatever else `neighbours` holds (`mnem eval --fit`
     // passes every candidate's), so a profile ranks offline exactly as in a recall.
-    for hit in hits.iter().take(plan.query.limit) {
+    for hit in leading(&hits, plan) {
         let Some(next) = neighbours
             .get(&hit.evidence.id)
             .and_then(|n| n.after.first())

@@ -362,8 +362,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     }
 
     /// For each of `items` in a source group, up to `width` eligible neighbours on each
-    /// side, nearest first (what follow-on credit reads; `mnem eval --fit` reads it at
-    /// width 1 for a whole pool).
+    /// side, nearest first; every item gets an entry. What evidence windows and follow-on
+    /// credit read (`mnem eval --fit` reads it at width 1 for a whole pool).
     pub async fn group_neighbours(
         &self,
         actor: &Actor,
@@ -379,8 +379,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .store
             .neighbours(actor, &plan.query, plan.now, items, width)
             .await?;
-        // An item the store gave no entry has no neighbours: recorded, so a later round
-        // (the windows stage) does not ask again.
+        // An item the store gave no entry (no source group after all) has no neighbours:
+        // recorded, so a later round does not ask again.
         for id in ids {
             read.entry(id).or_default();
         }
@@ -416,16 +416,10 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                     asked += hits.len();
                     let started = Instant::now();
                     let read = self
-                        .store
-                        .neighbours(actor, query, plan.now, hits.clone(), query.window)
+                        .group_neighbours(actor, plan, hits, query.window)
                         .await?;
                     reading += started.elapsed();
                     neighbours.extend(read);
-                    // A hit the store gave no entry (no source group after all) has no
-                    // neighbours: recorded, so the next round does not ask again.
-                    for hit in hits {
-                        neighbours.entry(hit.id).or_default();
-                    }
                 }
             }
         };
