@@ -100,9 +100,10 @@ pub struct Cli {
     #[arg(long, global = true, env = "MNEM_VERIFIER_THRESHOLD", default_value_t = mnem_core::graph::DEFAULT_MODEL_CONFIDENCE, value_parser = parse_confidence)]
     pub verifier_threshold: f64,
 
-    /// Long-lived processes (`mcp`, `serve`) search a team's vectors through an
-    /// in-memory HNSW graph once it has at least this many; smaller teams are scanned
-    /// exactly.
+    /// A team's vectors are searched through an HNSW index once it has at least this
+    /// many; smaller teams are scanned exactly. On SQLite the index is saved beside the
+    /// store file (`<file>-vectors/`) and every process, one-shot commands included,
+    /// loads it and catches up; the first process to need it builds it.
     #[arg(long, global = true, env = "MNEM_ANN_THRESHOLD", default_value_t = crate::ANN_THRESHOLD)]
     pub ann_threshold: usize,
 

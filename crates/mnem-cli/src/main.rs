@@ -24,8 +24,8 @@ use mnem_store::{CredentialStore, GraphStore, GraphView, SearchIndex, StoreError
 
 use args::{Cli, Command, RecallArgs, RememberArgs};
 
-/// Teams with at least this many vectors are searched through an in-memory HNSW graph in
-/// long-lived processes (`mnem mcp`, `mnem serve`); smaller ones are scanned exactly. At
+/// Teams with at least this many vectors are searched through their vector index (HNSW,
+/// saved beside a SQLite file); smaller ones are scanned exactly. At
 /// 10k evidence hybrid recall took 8.9 ms (p50) with the graph and 18.7 ms scanning
 /// (`mnem bench --graph`); over HTTP at 9,998 real turns, 30.6 vs 37.2 ms for one client
 /// and 45.5 vs 34.5 requests/s for eight (`scripts/bench/http.sh`). The scan costs about
@@ -197,7 +197,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         None => {
             let path = store_path(cli.db.clone())?;
-            let store = SqliteStore::open(&path, Arc::new(SystemClock))?;
+            let store = SqliteStore::open(&path, Arc::new(SystemClock))?
+                .with_ann_threshold(cli.ann_threshold);
             tracing::debug!(path = %path.display(), team = %cli.team, "store opened");
             run_on(cli, store, input).await
         }
@@ -210,32 +211,20 @@ struct Input {
     correction: Option<Correction>,
 }
 
-/// What the CLI needs of a backend beyond the storage traits: how a long-lived process
-/// (`mcp`, `serve`) prepares it.
+/// What the CLI needs of a backend beyond the storage traits: how a server prepares it.
 trait Backend: GraphStore + SearchIndex + CredentialStore + Clone + 'static {
-    /// The store as a long-lived process uses it (in-memory vector graphs for SQLite;
-    /// PostgreSQL's HNSW indexes are always there).
-    fn long_lived(self, ann_threshold: usize) -> Self;
-
-    /// Builds what the first recall would otherwise wait for; how many graphs were built.
+    /// Opens (or builds) what the first recall would otherwise wait for; how many vector
+    /// indexes (SQLite's saved ones; PostgreSQL's HNSW indexes are always there).
     fn warm(&self) -> impl std::future::Future<Output = Result<usize, StoreError>> + Send;
 }
 
 impl Backend for SqliteStore {
-    fn long_lived(self, ann_threshold: usize) -> Self {
-        self.with_ann_threshold(ann_threshold)
-    }
-
     async fn warm(&self) -> Result<usize, StoreError> {
         self.warm_ann().await
     }
 }
 
 impl Backend for PgStore {
-    fn long_lived(self, _ann_threshold: usize) -> Self {
-        self
-    }
-
     async fn warm(&self) -> Result<usize, StoreError> {
         Ok(0)
     }
@@ -345,9 +334,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             render::shown(&evidence, &history, cli.json);
         }
         Command::Mcp => {
-            // A long-lived process: approximate vector search for large teams, and a
-            // background worker embedding what the tools write.
-            let store = store.long_lived(cli.ann_threshold);
+            // A long-lived process: a background worker embeds what the tools write.
             let memory = Arc::new(with_verifier(
                 Memory::open(store, embedder(&cli)?).await?,
                 &cli,
@@ -672,10 +659,10 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<
 
 /// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker.
 async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Result<(), Failure> {
-    let store = store.long_lived(cli.ann_threshold);
-    // Before listening: at 10k vectors the first recall would otherwise wait ~6 s.
+    // Before listening: a team's first recall would otherwise wait for its vector index
+    // to load, or to be built when none is saved yet.
     let warmed = store.warm().await?;
-    tracing::info!(graphs = warmed, "vector graphs built");
+    tracing::info!(indexes = warmed, "vector indexes ready");
     let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
     let memory = Arc::new(with_verifier(
         Memory::open(store, embedder(cli)?).await?,

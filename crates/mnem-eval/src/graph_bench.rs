@@ -201,7 +201,7 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
         backend: "sqlite",
         secs,
     });
-    // The in-memory HNSW graphs (evidence and discovery vectors) of a long-lived process.
+    // The vector indexes (evidence and discovery vectors), as every process uses them.
     let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
     let sqlite = Backend {
         name: "sqlite",

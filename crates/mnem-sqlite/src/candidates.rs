@@ -224,8 +224,8 @@ fn vector_eligibility(
 }
 
 /// The vector branch. Eligibility is always exact (SQL); similarity is exact by scan for
-/// small teams and selective filters (the oracle), and approximate by the team's HNSW
-/// graph when `ann` is enabled and the team is large.
+/// small teams and selective filters (the oracle), and proposed by the team's vector
+/// index, then re-read and re-scored here, when `ann` is enabled and the team is large.
 #[allow(clippy::too_many_arguments)]
 pub fn vector(
     conn: &Connection,
@@ -238,40 +238,49 @@ pub fn vector(
     ann: Option<(&AnnIndexes, usize)>,
 ) -> rusqlite::Result<Vec<Candidate>> {
     if let Some((indexes, threshold)) = ann {
-        let stmt = vector_eligibility("e.doc", actor, query, contract_key, now);
-        let mut prepared = conn.prepare_cached(&stmt.sql)?;
-        let mut eligible: Vec<usize> = prepared
-            .query_map(rusqlite::params_from_iter(stmt.params), |row| {
-                row.get::<_, i64>(0).map(|doc| doc as usize)
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        eligible.sort_unstable();
+        let mut verify = |docs: &[i64]| {
+            let mut stmt = vector_eligibility("e.doc, sd.vector", actor, query, contract_key, now);
+            stmt.push_in("e.doc", docs.iter().map(|doc| Value::Integer(*doc)));
+            // Not cached: the IN list's length varies from call to call.
+            let mut prepared = conn.prepare(&stmt.sql)?;
+            scored_rows(&mut prepared, stmt.params, query_vector)
+        };
         let plan = indexes.search(
             conn,
             actor.team,
             contract_key,
             threshold,
-            &eligible,
             query_vector,
             pool,
+            &mut verify,
         )?;
         if let Plan::Approximate(found) = plan {
             return hydrate(conn, &found, query.known_at);
         }
     }
     let stmt = vector_eligibility("e.doc, sd.vector", actor, query, contract_key, now);
-    let mut scored: Vec<(f32, i64)> = Vec::new();
     let mut prepared = conn.prepare_cached(&stmt.sql)?;
-    let mut rows = prepared.query(rusqlite::params_from_iter(stmt.params))?;
+    let mut scored = scored_rows(&mut prepared, stmt.params, query_vector)?;
+    // Best first; ties by doc so the branch order is deterministic.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(pool);
+    hydrate(conn, &scored, query.known_at)
+}
+
+/// `(similarity, doc)` of every `(doc, vector)` row the statement returns.
+fn scored_rows(
+    prepared: &mut rusqlite::Statement<'_>,
+    params: Vec<Value>,
+    query_vector: &[f32],
+) -> rusqlite::Result<Vec<(f32, i64)>> {
+    let mut scored = Vec::new();
+    let mut rows = prepared.query(rusqlite::params_from_iter(params))?;
     while let Some(row) = rows.next()? {
         let doc: i64 = row.get(0)?;
         let blob = row.get_ref(1)?.as_blob()?;
         scored.push((dot_blob(query_vector, blob), doc));
     }
-    // Best first; ties by doc so the branch order is deterministic.
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.truncate(pool);
-    hydrate(conn, &scored, query.known_at)
+    Ok(scored)
 }
 
 /// Dot product of a query vector with a stored little-endian f32 vector.

@@ -15,7 +15,7 @@ mod rows;
 mod search;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -53,8 +53,8 @@ impl<T> DbResult<T> for rusqlite::Result<T> {
     }
 }
 
-/// The in-memory HNSW graphs of a long-lived store: evidence vectors and discovery
-/// vectors, each used for teams with at least `threshold` of them.
+/// The vector indexes of a store: over evidence vectors and over discovery vectors, each
+/// used for teams with at least `threshold` of them.
 #[derive(Clone)]
 struct Ann {
     evidence: Arc<ann::AnnIndexes>,
@@ -78,8 +78,11 @@ pub struct SqliteStore {
     next_reader: Arc<AtomicUsize>,
     clock: Arc<dyn Clock>,
     /// Approximate vector search for teams with at least this many vectors; `None` scans
-    /// exactly. Worth it only in long-lived processes: the graph is built in memory.
+    /// exactly.
     ann: Option<Ann>,
+    /// Where the vector indexes are saved: `<store file>-vectors/` beside the file
+    /// (`None` for an in-memory store, whose indexes live and die with it).
+    vector_dir: Option<PathBuf>,
 }
 
 impl SqliteStore {
@@ -98,6 +101,9 @@ impl SqliteStore {
             })
             .collect::<Result<Vec<_>>>()?;
         store.readers = readers.into();
+        let mut dir = path.as_os_str().to_owned();
+        dir.push("-vectors");
+        store.vector_dir = Some(PathBuf::from(dir));
         Ok(store)
     }
 
@@ -122,10 +128,11 @@ impl SqliteStore {
             next_reader: Arc::new(AtomicUsize::new(0)),
             clock,
             ann: None,
+            vector_dir: None,
         })
     }
 
-    /// Documents in this store's in-memory vector graphs, evidence and discovery (0 when
+    /// Documents in the vector indexes this store has open, evidence and discovery (0 when
     /// ANN is off or unused).
     pub fn ann_indexed_documents(&self) -> usize {
         self.ann.as_ref().map_or(0, |ann| {
@@ -133,9 +140,17 @@ impl SqliteStore {
         })
     }
 
-    /// Builds the HNSW graphs of every large team now (evidence and discovery documents),
-    /// so no client's first recall waits for them; returns how many graphs were built.
-    /// A no-op when ANN is off.
+    /// Vector indexes this store loaded from saved files rather than building them
+    /// (diagnostics and tests).
+    pub fn ann_indexes_loaded(&self) -> usize {
+        self.ann.as_ref().map_or(0, |ann| {
+            ann.evidence.loaded_from_disk() + ann.graph.loaded_from_disk()
+        })
+    }
+
+    /// Opens (loading a saved one, else building), catches up and saves the vector index
+    /// of every large team now, evidence and discovery documents, so no client's first
+    /// recall waits for one; returns how many. A no-op when ANN is off.
     pub async fn warm_ann(&self) -> Result<usize> {
         let Some(ann) = self.ann.clone() else {
             return Ok(0);
@@ -148,11 +163,14 @@ impl SqliteStore {
         .await
     }
 
-    /// Enables the HNSW vector index for teams with at least `threshold` current vectors.
+    /// Enables the vector index for teams with at least `threshold` current vectors. A
+    /// file-backed store saves it in `<store file>-vectors/`, so the next process loads it
+    /// and catches up instead of building it.
     pub fn with_ann_threshold(mut self, threshold: usize) -> Self {
+        let dir = self.vector_dir.clone();
         self.ann = Some(Ann {
-            evidence: Arc::new(ann::AnnIndexes::over("search_documents")),
-            graph: Arc::new(ann::AnnIndexes::over("graph_documents")),
+            evidence: Arc::new(ann::AnnIndexes::over("search_documents", dir.clone())),
+            graph: Arc::new(ann::AnnIndexes::over("graph_documents", dir)),
             threshold,
         });
         self

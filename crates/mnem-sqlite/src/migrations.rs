@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_api_keys.sql"),
     include_str!("migrations/0006_source_groups.sql"),
     include_str!("migrations/0007_admin_keys.sql"),
+    include_str!("migrations/0008_vector_changes.sql"),
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

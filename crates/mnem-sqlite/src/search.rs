@@ -61,7 +61,7 @@ pub fn reindex(tx: &Transaction<'_>, contract: &EmbeddingContract, now: Timestam
             .execute(
                 &format!(
                     "UPDATE {table} SET state = 'pending', attempts = 0, last_error = NULL, \
-                     enqueued_at = ?1, updated_at = ?1"
+                     enqueued_at = ?1, updated_at = ?1 WHERE state <> 'erased'"
                 ),
                 params![now.as_micros()],
             )
@@ -197,7 +197,7 @@ pub fn store_vectors(
         let blob: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
         tx.prepare_cached(&format!(
             "UPDATE {table} SET state = 'current', contract = ?3, vector = ?4, \
-             last_error = NULL, updated_at = ?5 WHERE {condition}"
+             last_error = NULL, updated_at = ?5 WHERE {condition} AND state <> 'erased'"
         ))
         .db()?
         .execute(params![doc.team.as_bytes(), id, key, blob, now.as_micros()])
@@ -217,7 +217,7 @@ pub fn record_failures(
         tx.prepare_cached(&format!(
             "UPDATE {table} SET attempts = attempts + 1, last_error = ?3, updated_at = ?4, \
              state = CASE WHEN attempts + 1 >= ?5 THEN 'failed' ELSE 'pending' END \
-             WHERE {condition}"
+             WHERE {condition} AND state <> 'erased'"
         ))
         .db()?
         .execute(params![
@@ -246,7 +246,8 @@ pub fn enqueue_graph_document(
          enqueued_at, updated_at) VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5) \
          ON CONFLICT (team_id, target_kind, target_id) DO UPDATE SET text = excluded.text, \
          state = 'pending', attempts = 0, last_error = NULL, enqueued_at = excluded.enqueued_at, \
-         updated_at = excluded.updated_at WHERE graph_documents.text <> excluded.text",
+         updated_at = excluded.updated_at \
+         WHERE graph_documents.text <> excluded.text AND graph_documents.state <> 'erased'",
     )
     .db()?
     .execute(params![team.as_bytes(), kind, id, text, now.as_micros()])

@@ -317,3 +317,205 @@ async fn warming_builds_graphs_for_large_teams_only_and_queries_reuse_them() {
     let off = SqliteStore::open(&path, clock).unwrap();
     assert_eq!(off.warm_ann().await.unwrap(), 0, "no ANN, nothing to warm");
 }
+
+/// Recall@K of `approximate` against the exact scan of `exact` over `queries` random
+/// queries for `actor`, asserting every approximate result is eligible.
+async fn recall_against_oracle(
+    exact: &SqliteStore,
+    approximate: &SqliteStore,
+    actor: &Actor,
+    rng: &mut Rng,
+    centers: &[Vec<f32>],
+    queries: usize,
+) -> f64 {
+    let now = Timestamp::from_seconds(START + 1_000_000);
+    let query = RecallQuery::text("x");
+    let (mut found, mut wanted) = (0, 0);
+    for _ in 0..queries {
+        let center = &centers[(rng.next().abs() * CLUSTERS as f32) as usize % CLUSTERS];
+        let q = rng.unit(Some(center), 0.35);
+        let oracle = exact
+            .vector_candidates(actor, &query, &q, &contract(), now, K)
+            .await
+            .unwrap();
+        let approx = approximate
+            .vector_candidates(actor, &query, &q, &contract(), now, K)
+            .await
+            .unwrap();
+        assert!(
+            approx
+                .iter()
+                .all(|c| c.evidence.team == actor.team && query.admits(&c.evidence, actor, now)),
+            "the approximate branch returned an ineligible document"
+        );
+        wanted += oracle.len();
+        found += approx
+            .iter()
+            .filter(|a| oracle.iter().any(|o| o.evidence.id == a.evidence.id))
+            .count();
+    }
+    found as f64 / wanted.max(1) as f64
+}
+
+/// Saved index files of a store (complete ones, not temporaries).
+fn saved_indexes(db: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut dir = db.as_os_str().to_owned();
+    dir.push("-vectors");
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "usearch"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_index_is_loaded_by_the_next_process_and_caught_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("saved.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
+    let first = SqliteStore::open(&path, clock.clone())
+        .unwrap()
+        .with_ann_threshold(1_000);
+    first.activate_contract(&contract()).await.unwrap();
+    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
+    let actor = first.open_team("saved").await.unwrap();
+    fill(&first, &actor, &mut rng, &centers).await;
+    assert_eq!(first.warm_ann().await.unwrap(), 1);
+    assert_eq!(saved_indexes(&path).len(), 1, "warming saved the index");
+    assert_eq!(first.ann_indexes_loaded(), 0, "the first process built it");
+
+    // Written after the save: the next process must fold these in.
+    let mut later = Vec::new();
+    for i in 0..50 {
+        let evidence = first
+            .remember(&actor, NewEvidence::new(format!("later {i}")))
+            .await
+            .unwrap();
+        later.push(evidence.id);
+    }
+    give_vectors(&first, Some(actor.team), &mut rng, &centers).await;
+    let retracted = later[0];
+    first.retract(&actor, retracted, None).await.unwrap();
+
+    let exact = SqliteStore::open(&path, clock.clone()).unwrap();
+    let next = SqliteStore::open(&path, clock)
+        .unwrap()
+        .with_ann_threshold(1_000);
+    let recall = recall_against_oracle(&exact, &next, &actor, &mut rng, &centers, QUERIES).await;
+    assert_eq!(
+        next.ann_indexes_loaded(),
+        1,
+        "the next process loaded the saved index"
+    );
+    assert_eq!(
+        next.ann_indexed_documents(),
+        PER_TEAM + later.len(),
+        "and caught up with every vector written after the save (a retracted item keeps its \
+         vector: eligibility is decided in SQL)"
+    );
+    assert!(
+        recall >= 0.98,
+        "recall@{K} {recall:.4} < 0.98 after loading"
+    );
+}
+
+/// The child side of the kill test: writes and indexes forever, saving as it goes,
+/// until the parent kills it. Runs only when the parent starts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "started by killed_while_indexing_the_next_process_answers_like_the_oracle"]
+async fn child_keeps_writing_and_indexing() {
+    let Ok(db) = std::env::var("MNEM_ANN_CHILD_DB") else {
+        return;
+    };
+    let store = SqliteStore::open(std::path::Path::new(&db), Arc::new(mnem_store::SystemClock))
+        .unwrap()
+        .with_ann_threshold(1_000);
+    let mut rng = Rng(std::process::id() as u64 | 1);
+    let centers = kill_test_centers();
+    let actor = store.open_team("crash").await.unwrap();
+    for round in 0.. {
+        for i in 0..300 {
+            store
+                .remember(&actor, NewEvidence::new(format!("round {round} item {i}")))
+                .await
+                .unwrap();
+        }
+        give_vectors(&store, Some(actor.team), &mut rng, &centers).await;
+        store.warm_ann().await.unwrap();
+        eprintln!("child: round {round} indexed");
+    }
+}
+
+fn kill_test_centers() -> Vec<Vec<f32>> {
+    let mut rng = Rng(0xC0FF_EE00_D15E_A5E5);
+    (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect()
+}
+
+/// kill -9 lands while another process writes vectors, updates its index and saves it;
+/// the next process still answers as the exact scan does (same recall bar, only eligible
+/// documents, every stored vector searchable), from whatever the killed one left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_indexing_the_next_process_answers_like_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crash.db");
+    let setup = SqliteStore::open(&path, Arc::new(mnem_store::SystemClock)).unwrap();
+    setup.activate_contract(&contract()).await.unwrap();
+    let actor = setup.open_team("crash").await.unwrap();
+    drop(setup);
+    let centers = kill_test_centers();
+    let mut rng = Rng(0xFEED_FACE_CAFE_BEEF);
+    for delay_ms in [400, 900, 1_500, 2_500] {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "child_keeps_writing_and_indexing",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("MNEM_ANN_CHILD_DB", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+
+        let exact = SqliteStore::open(&path, Arc::new(mnem_store::SystemClock)).unwrap();
+        let current = exact
+            .freshness(Timestamp::from_seconds(START))
+            .await
+            .unwrap()
+            .current_document_count as usize;
+        if current < 1_000 {
+            continue; // killed before the team was large enough to have an index
+        }
+        let next = SqliteStore::open(&path, Arc::new(mnem_store::SystemClock))
+            .unwrap()
+            .with_ann_threshold(1_000);
+        let recall = recall_against_oracle(&exact, &next, &actor, &mut rng, &centers, 20).await;
+        eprintln!(
+            "killed after {delay_ms} ms: {current} vectors stored, {} saved files, \
+             loaded {}, recall@{K} {recall:.4}",
+            saved_indexes(&path).len(),
+            next.ann_indexes_loaded()
+        );
+        assert!(
+            recall >= 0.98,
+            "killed after {delay_ms} ms: recall@{K} {recall:.4} < 0.98"
+        );
+        assert_eq!(
+            next.ann_indexed_documents(),
+            current,
+            "killed after {delay_ms} ms: every stored vector is in the index"
+        );
+    }
+    assert!(
+        !saved_indexes(&path).is_empty(),
+        "some round saved an index, so a reopen loaded one"
+    );
+}

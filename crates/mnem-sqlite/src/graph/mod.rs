@@ -393,9 +393,8 @@ pub struct SeedSearch<'a> {
 
 /// Entities near the query by their own discovery documents or their discoverable
 /// relationships', best similarity per entity. Similarity is exact over the team's
-/// current discovery vectors, or from the HNSW graph when `ann` is on and the team has
-/// enough of them; eligibility is then read exactly for the few documents above the
-/// floor.
+/// current discovery vectors, or proposed by the team's vector index when `ann` is on
+/// and the team has enough of them, then re-read with exact eligibility and similarity.
 pub fn graph_vector_seeds(
     conn: &Connection,
     actor: &Actor,
@@ -407,28 +406,38 @@ pub fn graph_vector_seeds(
     let pool = search.limit * 4;
     let mut scored = match ann {
         Some((indexes, threshold)) => {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT doc FROM graph_documents WHERE team_id = ?1 AND state = 'current' \
-                     AND contract = ?2 ORDER BY doc",
-                )
-                .db()?;
-            let eligible: Vec<usize> = stmt
-                .query_map(params![actor.team.as_bytes(), search.contract_key], |row| {
-                    row.get::<_, i64>(0).map(|doc| doc as usize)
-                })
-                .db()?
-                .collect::<rusqlite::Result<_>>()
-                .db()?;
+            let mut verify = |docs: &[i64]| -> rusqlite::Result<Vec<(f32, i64)>> {
+                let marks = vec!["?"; docs.len()].join(", ");
+                // Not cached: the IN list's length varies from call to call.
+                let mut stmt = conn.prepare(&format!(
+                    "SELECT doc, vector FROM graph_documents WHERE team_id = ? \
+                     AND state = 'current' AND contract = ? AND doc IN ({marks})"
+                ))?;
+                let mut values: Vec<rusqlite::types::Value> = vec![
+                    actor.team.as_bytes().to_vec().into(),
+                    search.contract_key.to_string().into(),
+                ];
+                values.extend(docs.iter().map(|doc| rusqlite::types::Value::Integer(*doc)));
+                let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
+                let mut scored = Vec::new();
+                while let Some(row) = rows.next()? {
+                    let blob = row.get_ref(1)?.as_blob()?;
+                    scored.push((
+                        crate::candidates::dot_blob(search.vector, blob),
+                        row.get(0)?,
+                    ));
+                }
+                Ok(scored)
+            };
             match indexes
                 .search(
                     conn,
                     actor.team,
                     search.contract_key,
                     threshold,
-                    &eligible,
                     search.vector,
                     pool,
+                    &mut verify,
                 )
                 .db()?
             {

@@ -214,7 +214,13 @@ impl GraphRows for SqliteRows<'_> {
             )
             .db()?;
         self.conn
-            .execute("DELETE FROM search_documents WHERE doc = ?1", params![doc])
+            // Kept as an `erased` row, not deleted: the vector index sees the change and
+            // drops the vector (src/ann.rs).
+            .execute(
+                "UPDATE search_documents SET state = 'erased', contract = NULL, vector = NULL \
+                 WHERE doc = ?1",
+                params![doc],
+            )
             .db()?;
         self.conn
             .execute(
@@ -522,8 +528,8 @@ impl GraphRows for SqliteRows<'_> {
             .db()?;
         self.conn
             .execute(
-                "DELETE FROM graph_documents \
-                 WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
+                "UPDATE graph_documents SET state = 'erased', contract = NULL, vector = NULL, \
+                 text = '' WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
                 params![team, search::RELATIONSHIP_DOCUMENT, id.as_bytes()],
             )
             .db()?;
@@ -560,8 +566,8 @@ impl GraphRows for SqliteRows<'_> {
         let (team, id) = (actor.team.as_bytes(), id.as_bytes());
         self.conn
             .execute(
-                "DELETE FROM graph_documents \
-                 WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
+                "UPDATE graph_documents SET state = 'erased', contract = NULL, vector = NULL, \
+                 text = '' WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
                 params![team, search::ENTITY_DOCUMENT, id],
             )
             .db()?;
