@@ -8,6 +8,7 @@
 
 mod auth;
 mod graph;
+mod query_vectors;
 mod verifier;
 mod worker;
 
@@ -26,6 +27,7 @@ use mnem_core::{
 };
 use mnem_embed::Embedder;
 use mnem_store::{Degradation, GraphStore, SearchFreshness, SearchIndex, StoreError};
+use query_vectors::{QueryVectors, QUERY_VECTORS_KEPT};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -119,6 +121,7 @@ pub struct Memory<S> {
     /// Recalls that ran without a branch, per branch (lexical, vector), since start: an
     /// operator's outage signal, exported by the server.
     degraded_recalls: [AtomicU64; 2],
+    query_vectors: QueryVectors,
 }
 
 impl<S: GraphStore + SearchIndex> Memory<S> {
@@ -143,6 +146,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             verifier_threshold: DEFAULT_MODEL_CONFIDENCE,
             discovery_limits: DiscoveryLimits::default(),
             degraded_recalls: Default::default(),
+            query_vectors: QueryVectors::new(QUERY_VECTORS_KEPT),
         }
     }
 
@@ -433,20 +437,25 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         Ok(results)
     }
 
-    /// One embedding of the query text, off the async executor.
+    /// One embedding of the query text, off the async executor; a recent query's vector
+    /// comes from the cache.
     async fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
         let embedder = self
             .embedder
             .clone()
             .ok_or_else(|| "no embedding provider configured (lexical-only)".to_string())?;
-        let text = text.to_string();
-        let mut vectors = tokio::task::spawn_blocking(move || embedder.embed(&[text.as_str()]))
+        if let Some(vector) = self.query_vectors.get(text) {
+            return Ok(vector.to_vec());
+        }
+        let owned = text.to_string();
+        let vector = tokio::task::spawn_blocking(move || embedder.embed(&[owned.as_str()]))
             .await
             .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
-        vectors
+            .map_err(|e| e.to_string())?
             .pop()
-            .ok_or_else(|| "provider returned no vector".to_string())
+            .ok_or_else(|| "provider returned no vector".to_string())?;
+        self.query_vectors.put(text, Arc::from(vector.as_slice()));
+        Ok(vector)
     }
 
     /// How many recalls ran without each branch since this process started.
