@@ -519,3 +519,67 @@ async fn killed_while_indexing_the_next_process_answers_like_the_oracle() {
         "some round saved an index, so a reopen loaded one"
     );
 }
+
+/// Forgetting an item takes its vector out of the index, and out of the saved file: the
+/// index that held it is rebuilt without it and saved again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forgetting_an_item_takes_its_vector_out_of_the_saved_index() {
+    use mnem_store::GraphStore;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("forget.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
+    let store = SqliteStore::open(&path, clock.clone())
+        .unwrap()
+        .with_ann_threshold(1_000);
+    store.activate_contract(&contract()).await.unwrap();
+    let mut rng = Rng(0x5EED_0F_F0_4637);
+    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
+    let actor = store.open_team("forget").await.unwrap();
+    fill(&store, &actor, &mut rng, &centers).await;
+    store.warm_ann().await.unwrap();
+    let before = saved_indexes(&path);
+    assert_eq!(before.len(), 1);
+
+    // Only private evidence can be erased: one private item whose vector is the query's.
+    let mut private = NewEvidence::new("a private note");
+    private.space = mnem_core::Space::Private;
+    let nearest = store.remember(&actor, private).await.unwrap().id;
+    let q = rng.unit(Some(&centers[0]), 0.35);
+    let pending = store.pending_documents(10).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    let vectors = pending.into_iter().map(|doc| (doc, q.clone())).collect();
+    store.store_vectors(&contract(), vectors).await.unwrap();
+
+    let now = Timestamp::from_seconds(START + 1_000_000);
+    let query = RecallQuery::text("x");
+    let found = store
+        .vector_candidates(&actor, &query, &q, &contract(), now, K)
+        .await
+        .unwrap();
+    assert_eq!(
+        found[0].evidence.id, nearest,
+        "the index holds the private vector"
+    );
+    assert_eq!(store.ann_indexed_documents(), PER_TEAM + 1);
+    store.forget(&actor, vec![nearest]).await.unwrap();
+
+    let after = store
+        .vector_candidates(&actor, &query, &q, &contract(), now, K)
+        .await
+        .unwrap();
+    assert!(after.iter().all(|c| c.evidence.id != nearest));
+    assert_eq!(store.ann_indexed_documents(), PER_TEAM);
+    let saved = saved_indexes(&path);
+    assert_eq!(saved.len(), 1, "one saved index remains");
+    assert_ne!(saved, before, "the file that held the vector is gone");
+
+    let next = SqliteStore::open(&path, clock)
+        .unwrap()
+        .with_ann_threshold(1_000);
+    next.vector_candidates(&actor, &query, &q, &contract(), now, K)
+        .await
+        .unwrap();
+    assert_eq!(next.ann_indexes_loaded(), 1);
+    assert_eq!(next.ann_indexed_documents(), PER_TEAM);
+}
