@@ -6,7 +6,7 @@
 //!
 //! The index only proposes. The documents it returns are read again in SQL, where
 //! eligibility is exact and similarity is recomputed from the stored f32 vector, so a
-//! stale, half-saved or f16-quantised index can cost recall, never a wrong score or an
+//! stale, half-saved or bf16-quantised index can cost recall, never a wrong score or an
 //! ineligible result. When too few proposals are eligible (a selective filter) the
 //! search widens, as pgvector's iterative scan does, and then falls back to the exact
 //! scan, which is always right.
@@ -41,6 +41,8 @@ const WIDEN: usize = 4;
 const MAX_FETCH_FACTOR: usize = 32;
 /// Changes folded in since the last save before a search saves the index again.
 const SAVE_AFTER: usize = 1024;
+/// A temporary save file untouched this long was left by a killed process.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 /// Concurrent searches one index serves (usearch keeps a scratch context per thread).
 const SEARCH_CONTEXTS: usize = 16;
 
@@ -199,9 +201,9 @@ impl AnnIndexes {
 }
 
 impl AnnIndexes {
-    /// The team's index: already open in this process, else the newest saved one, else a
-    /// new empty one when the team has at least `threshold` current vectors; `None` for a
-    /// small team without one.
+    /// The team's index when the team has at least `threshold` current vectors: already
+    /// open in this process, else the newest saved one, else a new empty one. `None` for
+    /// a small team, which the exact scan serves (one bounded read per query).
     fn open(
         &self,
         conn: &Connection,
@@ -214,14 +216,13 @@ impl AnnIndexes {
         if let Some(open) = teams.get(&key) {
             return Ok(Some(Arc::clone(open)));
         }
+        if !has_at_least(conn, self.table, team, contract_key, threshold)? {
+            return Ok(None);
+        }
         let newest = newest_change(conn, self.table, team)?;
-        let state = match self.load(team, contract_key, newest) {
-            Some(saved) => saved,
-            None if has_at_least(conn, self.table, team, contract_key, threshold)? => {
-                TeamIndex::empty()
-            }
-            None => return Ok(None),
-        };
+        let state = self
+            .load(team, contract_key, newest)
+            .unwrap_or_else(TeamIndex::empty);
         let handle = Arc::new(RwLock::new(state));
         teams.insert(key, Arc::clone(&handle));
         Ok(Some(handle))
@@ -235,6 +236,14 @@ impl AnnIndexes {
         handle: &RwLock<TeamIndex>,
         save_after: usize,
     ) -> rusqlite::Result<()> {
+        // Usually nothing changed: searches then share the read lock.
+        let newest = newest_change(conn, self.table, team)?;
+        {
+            let state = handle.read().unwrap_or_else(PoisonError::into_inner);
+            if state.watermark >= newest && state.unsaved < save_after {
+                return Ok(());
+            }
+        }
         let mut state = handle.write().unwrap_or_else(PoisonError::into_inner);
         if catch_up(conn, self.table, team, contract_key, &mut state)? == CatchUp::Rebuild {
             // An erased document's vector is in the index: rebuild without it, and drop
@@ -383,7 +392,10 @@ fn new_index(dimensions: usize) -> Result<Index, Exception> {
         dimensions,
         metric: MetricKind::Cos,
         // Half the memory and file of f32; the exact re-score makes up the precision.
-        quantization: ScalarKind::F16,
+        // bf16, not f16: without usearch's SIMD kernels f16 converts in software, 3.6×
+        // slower to build (37k × 384 dims on 2 cores: 29.0 s f16, 8.1 s bf16, 7.8 s
+        // f32), with the same recall@10 (1.000) on clustered data.
+        quantization: ScalarKind::BF16,
         connectivity: CONNECTIVITY,
         expansion_add: EXPANSION_ADD,
         expansion_search: EXPANSION_SEARCH,
@@ -494,11 +506,29 @@ impl AnnIndexes {
         }
     }
 
-    /// Removes the team's saved indexes older than `watermark`.
+    /// Removes the team's saved indexes older than `watermark`, and temporary files a
+    /// killed process left (a live save takes seconds, so an old one has no writer).
     fn remove_saved(&self, team: TeamId, contract_key: &str, watermark: i64) {
         for (seq, path) in self.saved(team, contract_key) {
             if seq < watermark {
                 let _ = fs::remove_file(path);
+            }
+        }
+        let Some(Ok(entries)) = self.dir.as_ref().map(fs::read_dir) else {
+            return;
+        };
+        let prefix = self.prefix(team, contract_key);
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let abandoned = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > ABANDONED_AFTER);
+            if name.starts_with(&prefix) && name.ends_with(".tmp") && abandoned {
+                let _ = fs::remove_file(entry.path());
             }
         }
     }
