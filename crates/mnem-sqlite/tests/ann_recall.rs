@@ -533,7 +533,7 @@ async fn forgetting_an_item_takes_its_vector_out_of_the_saved_index() {
         .unwrap()
         .with_ann_threshold(1_000);
     store.activate_contract(&contract()).await.unwrap();
-    let mut rng = Rng(0x5EED_0F_F0_4637);
+    let mut rng = Rng(0x5EED_0FF0_4637);
     let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
     let actor = store.open_team("forget").await.unwrap();
     fill(&store, &actor, &mut rng, &centers).await;
