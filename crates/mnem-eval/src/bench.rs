@@ -214,7 +214,7 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
         .warm_ann()
         .await?;
     let index_build_secs = started.elapsed().as_secs_f64();
-    let index_bytes = directory_bytes(&vector_dir(&path))?;
+    let index_bytes = directory_bytes(&mnem_sqlite::vector_index_dir(&path))?;
 
     // A new process: open, then the largest team's first hybrid recall (team 0 is the
     // largest: sizes fall with rank), which loads that team's saved index.
@@ -324,13 +324,6 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
         latency_ms: Spread::of(&samples),
         mean_results: results as f64 / queries.len().max(1) as f64,
     })
-}
-
-/// Where a SQLite store at `path` saves its vector indexes.
-fn vector_dir(path: &Path) -> std::path::PathBuf {
-    let mut dir = path.as_os_str().to_owned();
-    dir.push("-vectors");
-    dir.into()
 }
 
 /// Bytes of the files directly in `dir`.

@@ -268,7 +268,7 @@ pub fn vector(
 }
 
 /// `(similarity, doc)` of every `(doc, vector)` row the statement returns.
-fn scored_rows(
+pub(crate) fn scored_rows(
     prepared: &mut rusqlite::Statement<'_>,
     params: Vec<Value>,
     query_vector: &[f32],

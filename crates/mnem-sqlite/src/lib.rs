@@ -53,6 +53,14 @@ impl<T> DbResult<T> for rusqlite::Result<T> {
     }
 }
 
+/// Where the store at `path` saves its vector indexes: `<path>-vectors/`, beside the
+/// file as SQLite's own `-wal` and `-shm` are. Derived: deleting it costs a rebuild.
+pub fn vector_index_dir(path: &Path) -> PathBuf {
+    let mut dir = path.as_os_str().to_owned();
+    dir.push("-vectors");
+    PathBuf::from(dir)
+}
+
 /// The vector indexes of a store: over evidence vectors and over discovery vectors, each
 /// used for teams with at least `threshold` of them.
 #[derive(Clone)]
@@ -101,9 +109,7 @@ impl SqliteStore {
             })
             .collect::<Result<Vec<_>>>()?;
         store.readers = readers.into();
-        let mut dir = path.as_os_str().to_owned();
-        dir.push("-vectors");
-        store.vector_dir = Some(PathBuf::from(dir));
+        store.vector_dir = Some(vector_index_dir(path));
         Ok(store)
     }
 

@@ -359,9 +359,7 @@ async fn recall_against_oracle(
 
 /// Saved index files of a store (complete ones, not temporaries).
 fn saved_indexes(db: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut dir = db.as_os_str().to_owned();
-    dir.push("-vectors");
-    std::fs::read_dir(dir)
+    std::fs::read_dir(mnem_sqlite::vector_index_dir(db))
         .map(|entries| {
             entries
                 .filter_map(|e| e.ok().map(|e| e.path()))

@@ -418,16 +418,7 @@ pub fn graph_vector_seeds(
                     search.contract_key.to_string().into(),
                 ];
                 values.extend(docs.iter().map(|doc| rusqlite::types::Value::Integer(*doc)));
-                let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
-                let mut scored = Vec::new();
-                while let Some(row) = rows.next()? {
-                    let blob = row.get_ref(1)?.as_blob()?;
-                    scored.push((
-                        crate::candidates::dot_blob(search.vector, blob),
-                        row.get(0)?,
-                    ));
-                }
-                Ok(scored)
+                crate::candidates::scored_rows(&mut stmt, values, search.vector)
             };
             match indexes
                 .search(
