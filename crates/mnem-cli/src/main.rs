@@ -25,12 +25,10 @@ use mnem_store::{CredentialStore, GraphStore, GraphView, SearchIndex, StoreError
 use args::{Cli, Command, RecallArgs, RememberArgs};
 
 /// Teams with at least this many vectors are searched through their vector index (HNSW,
-/// saved beside a SQLite file); smaller ones are scanned exactly. At
-/// 10k evidence hybrid recall took 8.9 ms (p50) with the graph and 18.7 ms scanning
-/// (`mnem bench --graph`); over HTTP at 9,998 real turns, 30.6 vs 37.2 ms for one client
-/// and 45.5 vs 34.5 requests/s for eight (`scripts/bench/http.sh`). The scan costs about
-/// 0.65 µs per vector more than the graph, ~3 ms at this threshold: below it, the exact
-/// answer is worth that.
+/// saved beside a SQLite file); smaller ones are scanned exactly. `mnem bench` at 10k
+/// items (largest team 3,752): hybrid recall p50 7.9 ms through the index, 14.1 ms
+/// scanning, i.e. ~1.7 µs per vector more for the scan, ~8 ms at this threshold; below
+/// it, the exact answer and no index build are worth that.
 pub(crate) const ANN_THRESHOLD: usize = 5_000;
 /// How often a long-lived process's embedding worker retries without being woken.
 const WORKER_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
