@@ -26,9 +26,9 @@ use args::{Cli, Command, RecallArgs, RememberArgs};
 
 /// Teams with at least this many vectors are searched through their vector index (HNSW,
 /// saved beside a SQLite file); smaller ones are scanned exactly. `mnem bench` at 10k
-/// items (largest team 3,752): hybrid recall p50 7.9 ms through the index, 14.1 ms
-/// scanning, i.e. ~1.7 µs per vector more for the scan, ~8 ms at this threshold; below
-/// it, the exact answer and no index build are worth that.
+/// items in 8 teams (largest 3,752): hybrid recall p50 7.9 ms through the indexes, 14.1
+/// ms scanning. Below a few thousand vectors the scan costs a few milliseconds, and the
+/// exact answer with no index to build is worth that.
 pub(crate) const ANN_THRESHOLD: usize = 5_000;
 /// How often a long-lived process's embedding worker retries without being woken.
 const WORKER_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
