@@ -61,8 +61,9 @@ pub struct SizeReport {
     /// SQLite: building and saving every team's vector index in the first process that
     /// needs them (PostgreSQL keeps its HNSW index as rows are written: `None`).
     pub index_build_secs: Option<f64>,
-    /// SQLite: a new process's open of the store to its first hybrid recall answered on
-    /// the largest team, loading that team's saved index.
+    /// SQLite: a fresh open of the store (as a new process makes, in this one: the page
+    /// cache stays warm) to its first hybrid recall answered on the largest team, which
+    /// loads that team's saved index.
     pub cold_start_ms: Option<f64>,
     /// SQLite: the saved vector indexes on disk.
     pub index_bytes: Option<u64>,
@@ -216,8 +217,8 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
     let index_build_secs = started.elapsed().as_secs_f64();
     let index_bytes = directory_bytes(&mnem_sqlite::vector_index_dir(&path))?;
 
-    // A new process: open, then the largest team's first hybrid recall (team 0 is the
-    // largest: sizes fall with rank), which loads that team's saved index.
+    // As a new process would: open, then the largest team's first hybrid recall (team 0
+    // is the largest: sizes fall with rank), which loads that team's saved index.
     let started = Instant::now();
     let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
     let ann = Memory::open(ann_store, Some(hashing))
