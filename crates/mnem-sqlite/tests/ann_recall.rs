@@ -369,19 +369,30 @@ fn saved_indexes(db: &std::path::Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
+/// A file store whose vector index serves teams from 1,000 vectors, holding one team of
+/// `PER_TEAM` clustered vectors; with the clusters and the generator that drew them.
+async fn one_large_team(
+    path: &std::path::Path,
+    seed: u64,
+) -> (SqliteStore, Actor, Rng, Vec<Vec<f32>>, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
+    let store = SqliteStore::open(path, clock.clone())
+        .unwrap()
+        .with_ann_threshold(1_000);
+    store.activate_contract(&contract()).await.unwrap();
+    let mut rng = Rng(seed);
+    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
+    let actor = store.open_team("large").await.unwrap();
+    fill(&store, &actor, &mut rng, &centers).await;
+    (store, actor, rng, centers, clock)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_saved_index_is_loaded_by_the_next_process_and_caught_up() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("saved.db");
-    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
-    let first = SqliteStore::open(&path, clock.clone())
-        .unwrap()
-        .with_ann_threshold(1_000);
-    first.activate_contract(&contract()).await.unwrap();
-    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
-    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
-    let actor = first.open_team("saved").await.unwrap();
-    fill(&first, &actor, &mut rng, &centers).await;
+    let (first, actor, mut rng, centers, clock) =
+        one_large_team(&path, 0x0DDB_1A5E_5BAD_5EED).await;
     assert_eq!(first.warm_ann().await.unwrap(), 1);
     assert_eq!(saved_indexes(&path).len(), 1, "warming saved the index");
     assert_eq!(first.ann_indexes_loaded(), 0, "the first process built it");
@@ -548,15 +559,7 @@ async fn forgetting_an_item_takes_its_vector_out_of_the_saved_index() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("forget.db");
-    let clock = Arc::new(ManualClock::new(Timestamp::from_seconds(START), 1));
-    let store = SqliteStore::open(&path, clock.clone())
-        .unwrap()
-        .with_ann_threshold(1_000);
-    store.activate_contract(&contract()).await.unwrap();
-    let mut rng = Rng(0x5EED_0FF0_4637);
-    let centers: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| rng.unit(None, 1.0)).collect();
-    let actor = store.open_team("forget").await.unwrap();
-    fill(&store, &actor, &mut rng, &centers).await;
+    let (store, actor, mut rng, centers, clock) = one_large_team(&path, 0x5EED_0FF0_4637).await;
     store.warm_ann().await.unwrap();
     let before = saved_indexes(&path);
     assert_eq!(before.len(), 1);
