@@ -67,11 +67,15 @@ start() {
         # CREATEROLE: the migrations create the row-level-security role `mnem_app`;
         # CREATEDB: the test suite copies a fresh database per test from mnem_template.
         as_user "${psql[@]}" -d postgres -c "CREATE ROLE mnem LOGIN CREATEROLE CREATEDB" >&2
-        for db in mnem mnem_template; do
+    fi
+    # mnem_template: migrated by the test suite, copied per test. mnem_bare: never
+    # migrated, for tests that start from an older schema version.
+    for db in mnem mnem_template mnem_bare; do
+        if [ "$(as_user "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$db'")" != 1 ]; then
             as_user "${psql[@]}" -d postgres -c "CREATE DATABASE $db OWNER mnem" >&2
             superuser_setup "$db"
-        done
-    fi
+        fi
+    done
     echo "$URL"
 }
 

@@ -17,6 +17,7 @@
 pub mod cases;
 pub mod graph_cases;
 pub mod helpers;
+pub mod lexical_cases;
 pub mod vector_cases;
 pub mod window_cases;
 
@@ -124,6 +125,12 @@ macro_rules! conformance_suite {
                 only_the_author_or_an_admin_retracts_or_quarantines_evidence,
             );
         }
+        mod lexical_branch {
+            use super::*;
+            $crate::conformance_suite!(@lexical_cases $guard, $open;
+                lexical_relevance_is_the_cores_bm25_over_the_teams_own_texts,
+            );
+        }
         mod vector_branch {
             use super::*;
             $crate::conformance_suite!(@vector_cases $guard, $open;
@@ -143,6 +150,17 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::graph_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@lexical_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::lexical_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

@@ -17,6 +17,7 @@ pub mod evidence;
 pub mod follow;
 pub mod graph;
 pub mod ids;
+pub mod lexical;
 pub mod order;
 pub mod pipeline;
 pub mod recall;

@@ -460,8 +460,8 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
         })
         .sum();
     // With one branch there is nothing to fuse, and the branch's own relevance grades a
-    // match better than its rank can: the full-text branch alone scores BM25 mapped by
-    // −b/(1−b), exactly as a lexical-only store always has. Order is the same either way.
+    // match better than its rank can: the full-text branch alone scores BM25 relevance r
+    // mapped by r/(1+r), exactly as a lexical-only store always has. Order is the same either way.
     let single_branch = branches.len() == 1;
     let mut own_relevance: HashMap<EvidenceId, f64> = HashMap::new();
     let mut fused: HashMap<EvidenceId, (Evidence, ScoreComponents)> = HashMap::new();

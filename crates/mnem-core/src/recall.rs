@@ -291,6 +291,12 @@ impl RecallQuery {
         query_terms(&self.query)
     }
 
+    /// The full-text terms of the text (stemmed and folded as stored texts are): what
+    /// the lexical branch matches and scores. Empty for a listing.
+    pub fn lexical_terms(&self) -> Vec<String> {
+        crate::lexical::query_terms(&self.query)
+    }
+
     /// An empty query lists in the order contract's order. (A non-empty text that yields
     /// no terms, like `?!`, is not a listing: it matches nothing.)
     pub fn is_listing(&self) -> bool {

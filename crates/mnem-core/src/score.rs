@@ -40,12 +40,6 @@ impl Score {
         Self(value.clamp(Self::FLOOR, 1.0))
     }
 
-    /// SQLite FTS5's `bm25()` is ≤ 0, more negative meaning a better match; the contract
-    /// maps it by −b/(1−b), which is [`Score::from_relevance`] of −b.
-    pub fn from_bm25(bm25: f64) -> Self {
-        Self::from_relevance(-bm25)
-    }
-
     pub fn value(self) -> f64 {
         self.0
     }
@@ -74,18 +68,18 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn bm25_mapping_matches_the_contract_formula() {
-        let b = -3.0_f64;
-        assert!((Score::from_bm25(b).value() - (-b / (1.0 - b))).abs() < 1e-12);
+    fn bm25_relevance_maps_by_the_contract_formula() {
+        let r = 3.0_f64;
+        assert!((Score::from_relevance(r).value() - r / (1.0 + r)).abs() < 1e-12);
     }
 
     #[test]
-    fn a_zero_or_degenerate_bm25_still_scores_above_zero() {
-        assert!(Score::from_bm25(0.0).value() > 0.0);
-        assert!(Score::from_bm25(-1e-300).value() > 0.0);
-        assert!(Score::from_bm25(0.5).value() > 0.0);
-        assert!(Score::from_bm25(f64::NAN).value() > 0.0);
-        assert!(Score::from_bm25(f64::NEG_INFINITY).value() <= 1.0);
+    fn a_zero_or_degenerate_relevance_still_scores_above_zero() {
+        assert!(Score::from_relevance(0.0).value() > 0.0);
+        assert!(Score::from_relevance(1e-300).value() > 0.0);
+        assert!(Score::from_relevance(-0.5).value() > 0.0);
+        assert!(Score::from_relevance(f64::NAN).value() > 0.0);
+        assert!(Score::from_relevance(f64::INFINITY).value() <= 1.0);
     }
 
     proptest! {

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use mnem_core::lexical::{Bm25, CorpusStats, B, K1};
 use mnem_core::{
     Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, LifecycleState, Neighbours, Order,
     RecallQuery, ScopeFilter, Space, Timestamp,
@@ -106,30 +107,29 @@ fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, no
     }
 }
 
-/// The tsquery text for the query's terms: each term quoted (terms are runs of letters
-/// and digits, so a quote can never occur inside one) and OR-ed, so nothing the user typed
-/// is read as syntax and a document sharing any term matches.
+/// The tsquery for the query's terms: each term quoted as a lexeme (terms are runs of
+/// letters, digits and marks, so a quote or backslash can never occur inside one) and
+/// OR-ed, so nothing the user typed is read as syntax and a document holding any term
+/// matches. Cast with `::tsquery`, the lexemes are matched as written: the terms were made
+/// by mnem's analyzer, as the stored ones were.
 fn ts_query(terms: &[String]) -> String {
     terms
         .iter()
-        .map(|term| format!("'{}'", term.replace('\'', "''")))
+        .map(|term| format!("'{}'", term.replace('\\', "\\\\").replace('\'', "''")))
         .collect::<Vec<_>>()
         .join(" | ")
 }
 
-/// The query's lexemes that occur in the team's texts, with their idf, and the team's
-/// average text length: BM25's corpus statistics, read from `term_stats`/`text_stats`.
+/// The query's terms that occur in the team's texts, with their idf, and the team's BM25
+/// (mnem_core::lexical), from the statistics in `term_stats`/`text_stats`.
 struct TermWeights {
+    bm25: Bm25,
     lexemes: Vec<String>,
     idf: Vec<f64>,
     /// Documents containing each lexeme, and in the team.
     documents: Vec<i64>,
     team_documents: f64,
-    average_length: f64,
 }
-
-/// BM25's term-frequency factor tf·(k1 + 1)/(tf + K) stays below k1 + 1.
-const TF_FACTOR_BOUND: f64 = 2.2;
 
 /// A term in more than this share of a team's texts is "common": matching it is most of
 /// the cost of a query, and it adds little to any score.
@@ -150,57 +150,55 @@ impl TermWeights {
         }
         let bound = (0..self.lexemes.len())
             .filter(|&i| common(i))
-            .map(|i| self.idf[i] * TF_FACTOR_BOUND)
+            .map(|i| Bm25::term_bound(self.idf[i]))
             .sum();
         Some((rare, bound))
     }
-}
-
-/// Which documents a ranked lexical statement considers.
-enum Matching<'a> {
-    /// Any of the query's terms (stemmed by the text configuration, as documents are).
-    Terms(&'a [String]),
-    /// Any of these lexemes (already stemmed: matched as they are).
-    Lexemes(&'a [String]),
 }
 
 async fn term_weights(
     tx: &Transaction<'_>,
     actor: &Actor,
     terms: &[String],
-) -> Result<TermWeights> {
-    // idf is Lucene's ln(1 + (N - n + 0.5) / (n + 0.5)): always positive, where the
-    // unsmoothed form of FTS5 goes to zero for a term in half the documents.
+) -> Result<Option<TermWeights>> {
+    let Some(stats) = tx
+        .query_opt(
+            "SELECT documents, lexemes FROM text_stats WHERE team_id = $1 AND documents > 0",
+            &[&actor.team.0],
+        )
+        .await
+        .db()?
+    else {
+        return Ok(None);
+    };
+    let documents: i64 = col(&stats, 0)?;
+    let total_length: i64 = col(&stats, 1)?;
+    let bm25 = Bm25::new(CorpusStats {
+        documents: documents.max(0) as u64,
+        total_length: total_length.max(0) as u64,
+    });
     let rows = tx
         .query(
-            "WITH s AS (SELECT GREATEST(documents, 1)::float8 AS n, \
-                    GREATEST(lexemes::float8 / GREATEST(documents, 1), 1) AS avgdl \
-                    FROM text_stats WHERE team_id = $1), \
-                  q AS (SELECT DISTINCT l AS lexeme \
-                    FROM unnest(tsvector_to_array(to_tsvector('mnem_english', $2))) AS l) \
-             SELECT t.lexeme, ln(1 + (s.n - t.documents + 0.5) / (t.documents + 0.5)), s.avgdl, \
-                    t.documents, s.n \
-             FROM q JOIN term_stats t ON t.team_id = $1 AND t.lexeme = q.lexeme, s \
-             WHERE t.documents > 0 ORDER BY t.lexeme",
-            &[&actor.team.0, &terms.join(" ")],
+            "SELECT lexeme, documents FROM term_stats \
+             WHERE team_id = $1 AND lexeme = ANY($2) AND documents > 0 ORDER BY lexeme",
+            &[&actor.team.0, &terms],
         )
         .await
         .db()?;
     let mut weights = TermWeights {
+        bm25,
         lexemes: Vec::with_capacity(rows.len()),
         idf: Vec::with_capacity(rows.len()),
         documents: Vec::with_capacity(rows.len()),
-        team_documents: 1.0,
-        average_length: 1.0,
+        team_documents: documents.max(1) as f64,
     };
     for row in &rows {
+        let containing: i64 = col(row, 1)?;
         weights.lexemes.push(col(row, 0)?);
-        weights.idf.push(col(row, 1)?);
-        weights.average_length = col(row, 2)?;
-        weights.documents.push(col(row, 3)?);
-        weights.team_documents = col(row, 4)?;
+        weights.idf.push(bm25.idf(containing.max(0) as u64));
+        weights.documents.push(containing);
     }
-    Ok(weights)
+    Ok(Some(weights))
 }
 
 /// The order keys of `mnem_core::compare_hits`, in its precedence, so the rows a LIMIT
@@ -237,62 +235,60 @@ pub async fn lexical(
     if query.is_listing() {
         return lexical_statement(tx, actor, query, now, pool, None).await;
     }
-    let terms = query.terms();
+    let terms = query.lexical_terms();
     if terms.is_empty() {
         return Ok(Vec::new()); // text without a single term matches nothing
     }
-    let weights = term_weights(tx, actor, &terms).await?;
+    let Some(weights) = term_weights(tx, actor, &terms).await? else {
+        return Ok(Vec::new()); // the team has no text yet
+    };
     if weights.lexemes.is_empty() {
         return Ok(Vec::new()); // no query term occurs in this team's texts
     }
     if prune && query.order == Order::Relevance && pool > 0 {
         if let Some((rare, bound)) = weights.essential() {
-            let ranking = Some((&weights, Matching::Lexemes(&rare)));
-            let found = lexical_statement(tx, actor, query, now, pool, ranking).await?;
+            let found =
+                lexical_statement(tx, actor, query, now, pool, Some((&weights, &rare))).await?;
             let last = found.last().and_then(|c| c.relevance);
             if found.len() == pool && last.is_some_and(|score| score > bound) {
                 return Ok(found);
             }
         }
     }
-    let ranking = Some((&weights, Matching::Terms(&terms)));
+    let ranking = Some((&weights, weights.lexemes.as_slice()));
     lexical_statement(tx, actor, query, now, pool, ranking).await
 }
 
 /// One lexical statement: a listing (`ranking` is `None`), or BM25 over the documents
-/// `Matching` selects.
+/// holding any of the given lexemes (scored on every query term).
 async fn lexical_statement(
     tx: &Transaction<'_>,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
     pool: usize,
-    ranking: Option<(&TermWeights, Matching<'_>)>,
+    ranking: Option<(&TermWeights, &[String])>,
 ) -> Result<Vec<Candidate>> {
     let mut stmt = Statement::default();
     let team = stmt.arg(actor.team.0);
     let ranked = ranking.is_some();
     match ranking {
         Some((weights, matching)) => {
-            let matches = match matching {
-                Matching::Terms(terms) => {
-                    let p = stmt.arg(ts_query(terms));
-                    format!("to_tsquery('mnem_english', {p})")
-                }
-                Matching::Lexemes(lexemes) => {
-                    let p = stmt.arg(ts_query(lexemes));
-                    format!("to_tsquery('simple', {p})")
-                }
-            };
-            let avgdl = stmt.arg(weights.average_length);
-            // Okapi BM25 (k1 = 1.2, b = 0.75, FTS5's constants) written out per query
-            // term: a term frequency is one jsonb key lookup.
+            let p = stmt.arg(ts_query(matching));
+            let matches = format!("({p}::text)::tsquery");
+            // mnem_core::lexical::Bm25::term_score written out per query term, with the
+            // core's constants and idf: a term frequency is one jsonb key lookup.
+            let avgdl = stmt.arg(weights.bm25.average_length());
             let mut parts = Vec::with_capacity(weights.lexemes.len());
             for (lexeme, idf) in weights.lexemes.iter().zip(&weights.idf) {
                 let (lexeme, idf) = (stmt.arg(lexeme.clone()), stmt.arg(*idf));
                 let tf = format!("COALESCE((e.term_freqs ->> {lexeme})::float8, 0)");
                 parts.push(format!(
-                    "{idf}::float8 * {tf} * 2.2 / ({tf} + 1.2 * (0.25 + 0.75 * e.text_length / {avgdl}::float8))"
+                    "{idf}::float8 * {tf} * {k1_plus_1} / ({tf} + {k1} * ({one_minus_b} + {b} * e.text_length / {avgdl}::float8))",
+                    k1_plus_1 = K1 + 1.0,
+                    k1 = K1,
+                    one_minus_b = 1.0 - B,
+                    b = B,
                 ));
             }
             stmt.sql = format!(

@@ -670,13 +670,16 @@ pub(crate) async fn insert_evidence(
 ) -> Result<()> {
     let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
     let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
+    // Full text on mnem's own terms; the tsvector and the team's statistics follow by
+    // trigger (migration 0005).
+    let terms = mnem_core::lexical::document_terms(&e.content);
     prepared::execute(
         tx,
         "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
          source_type, source, authority, source_group, source_key, source_revision, labels, \
          refs, scope, scope_depth, space, observed_at, recorded_at, expires_at, content_hash, \
-         state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-         $17, $18, $19, $20, $21)",
+         state, term_freqs, text_length) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+         $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, ($22::text)::jsonb, $23)",
         &[
             &e.team.0,
             &e.id.0,
@@ -699,6 +702,8 @@ pub(crate) async fn insert_evidence(
             &e.expires_at.map(Timestamp::as_micros),
             &e.content_hash,
             &e.state.as_str(),
+            &terms.frequencies_json(),
+            &i64::from(terms.length),
         ],
     )
     .await?;

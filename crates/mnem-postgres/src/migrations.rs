@@ -14,7 +14,11 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_term_frequencies.sql"),
     include_str!("migrations/0003_source_groups.sql"),
     include_str!("migrations/0004_admin_keys.sql"),
+    include_str!("migrations/0005_core_terms.sql"),
 ];
+
+/// Texts whose terms the version-5 backfill derives per statement.
+const BACKFILL_BATCH: i64 = 1000;
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -23,6 +27,11 @@ const MIGRATION_LOCK: i64 = 0x6d6e_656d_0001;
 
 /// Migrates as the login role (the owner of what it creates), on its own connection.
 pub async fn migrate(config: &Config) -> Result<()> {
+    migrate_to(config, SCHEMA_VERSION).await
+}
+
+/// Migrates up to `version` only: how the tests make a database an older build left.
+pub(crate) async fn migrate_to(config: &Config, version: i64) -> Result<()> {
     as_owner(config, |client| {
         Box::pin(async move {
             client
@@ -32,7 +41,7 @@ pub async fn migrate(config: &Config) -> Result<()> {
                 )
                 .await
                 .db()?;
-            apply(client).await
+            apply(client, version).await
         })
     })
     .await
@@ -126,7 +135,7 @@ where
     outcome
 }
 
-async fn apply(client: &mut tokio_postgres::Client) -> Result<()> {
+async fn apply(client: &mut tokio_postgres::Client, target: i64) -> Result<()> {
     let found: i64 = client
         .query_one("SELECT COALESCE(MAX(version), 0) FROM mnem_schema", &[])
         .await
@@ -139,17 +148,104 @@ async fn apply(client: &mut tokio_postgres::Client) -> Result<()> {
             supported: SCHEMA_VERSION,
         });
     }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+    for (index, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(target as usize)
+        .skip(found as usize)
+    {
         let tx = client.transaction().await.db()?;
         tx.batch_execute(sql).await.db()?;
-        tx.execute(
-            "INSERT INTO mnem_schema (version) VALUES ($1)",
-            &[&(index as i64 + 1)],
-        )
-        .await
-        .db()?;
+        let version = index as i64 + 1;
+        if version == 5 {
+            backfill_terms(&tx).await?;
+        }
+        tx.execute("INSERT INTO mnem_schema (version) VALUES ($1)", &[&version])
+            .await
+            .db()?;
         tx.commit().await.db()?;
         tracing::info!(version = index + 1, "postgres schema migrated");
     }
+    Ok(())
+}
+
+/// Migration 5's Rust step: every stored text's terms and length from mnem's analyzer
+/// (which SQL cannot run), in batches; the statistics triggers count them as they land.
+/// Row-level security is lifted inside this transaction only, as the owner has no team.
+async fn backfill_terms(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+    const TABLES: [&str; 3] = ["evidence", "text_stats", "term_stats"];
+    for table in TABLES {
+        tx.batch_execute(&format!(
+            "ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY; \
+             ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;"
+        ))
+        .await
+        .db()?;
+    }
+    let mut after: Option<(uuid::Uuid, uuid::Uuid)> = None;
+    let mut indexed = 0usize;
+    loop {
+        let rows = match after {
+            None => {
+                tx.query(
+                    "SELECT team_id, evidence_id, content FROM evidence WHERE content <> '' \
+                     ORDER BY team_id, evidence_id LIMIT $1",
+                    &[&BACKFILL_BATCH],
+                )
+                .await
+            }
+            Some((team, id)) => {
+                tx.query(
+                    "SELECT team_id, evidence_id, content FROM evidence WHERE content <> '' \
+                     AND (team_id, evidence_id) > ($1, $2) \
+                     ORDER BY team_id, evidence_id LIMIT $3",
+                    &[&team, &id, &BACKFILL_BATCH],
+                )
+                .await
+            }
+        }
+        .db()?;
+        let Some(last) = rows.last() else {
+            break;
+        };
+        after = Some((
+            last.try_get(0).map_err(StoreError::backend)?,
+            last.try_get(1).map_err(StoreError::backend)?,
+        ));
+        let (mut teams, mut ids, mut freqs, mut lengths) = (vec![], vec![], vec![], vec![]);
+        for row in &rows {
+            let content: String = row.try_get(2).map_err(StoreError::backend)?;
+            let terms = mnem_core::lexical::document_terms(&content);
+            teams.push(
+                row.try_get::<_, uuid::Uuid>(0)
+                    .map_err(StoreError::backend)?,
+            );
+            ids.push(
+                row.try_get::<_, uuid::Uuid>(1)
+                    .map_err(StoreError::backend)?,
+            );
+            freqs.push(terms.frequencies_json());
+            lengths.push(i64::from(terms.length));
+        }
+        tx.execute(
+            "UPDATE evidence e SET term_freqs = v.freqs::jsonb, text_length = v.length \
+             FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[]) \
+               AS v (team_id, evidence_id, freqs, length) \
+             WHERE e.team_id = v.team_id AND e.evidence_id = v.evidence_id",
+            &[&teams, &ids, &freqs, &lengths],
+        )
+        .await
+        .db()?;
+        indexed += rows.len();
+    }
+    for table in TABLES {
+        tx.batch_execute(&format!(
+            "ALTER TABLE {table} ENABLE ROW LEVEL SECURITY; \
+             ALTER TABLE {table} FORCE ROW LEVEL SECURITY;"
+        ))
+        .await
+        .db()?;
+    }
+    tracing::info!(indexed, "full-text terms re-derived with mnem's analyzer");
     Ok(())
 }

@@ -16,6 +16,10 @@ pub const URL_VARIABLE: &str = "MNEM_PG_URL";
 
 const TEMPLATE: &str = "mnem_template";
 
+/// A database with pgvector and nothing of mnem's (`scripts/pg.sh` makes it), the
+/// template of databases migrated only part of the way.
+const BARE: &str = "mnem_bare";
+
 /// The URL the tests use; `None` skips them, loudly, outside CI. In CI (`CI` set) a
 /// missing URL is a failure: the suite must never pass by not running.
 pub fn url() -> Option<String> {
@@ -66,6 +70,28 @@ pub async fn fresh_database(url: &str) -> Result<Config> {
     let _ = driver.await;
     let mut config = base;
     config.dbname(&name);
+    Ok(config)
+}
+
+/// A new, empty database of its own migrated only up to `version`, as an older build
+/// left it: for tests of a later migration.
+pub async fn database_at_version(url: &str, version: i64) -> Result<Config> {
+    let base: Config = url.parse().map_err(StoreError::backend)?;
+    let name = format!(
+        "mnem_t_v{version}_{}",
+        mnem_store::new_uuid_v7(mnem_store::SystemClock.now()).simple()
+    );
+    let (client, connection) = base.connect(NoTls).await.db()?;
+    let driver = tokio::spawn(connection);
+    client
+        .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {BARE}"))
+        .await
+        .db()?;
+    drop(client);
+    let _ = driver.await;
+    let mut config = base;
+    config.dbname(&name);
+    migrations::migrate_to(&config, version).await?;
     Ok(config)
 }
 

@@ -267,67 +267,147 @@ async fn pruning_common_terms_never_changes_the_lexical_branch() {
         return;
     };
     let actor = store.open_team("words").await.unwrap();
-    // "status" is in every text, "update" in half (both common); each rare word in one
-    // text of twenty, at different term frequencies and lengths, so scores spread.
-    let rare = [
-        "kestrel", "saffron", "quartz", "lagoon", "ember", "falcon", "garnet", "harbor", "indigo",
-        "juniper", "kayak", "lantern", "meadow", "nectar", "opal", "pepper", "quill", "raven",
-        "sorrel", "tundra",
-    ];
-    for i in 0..400 {
-        let mut text = String::from("status");
-        if i % 2 == 0 {
-            text.push_str(" update update");
-        }
-        text.push_str(&format!(" {}", rare[i % rare.len()]).repeat(1 + i % 3));
-        text.push_str(&" filler".repeat(i % 7));
-        store
-            .remember(&actor, NewEvidence::new(text))
-            .await
-            .unwrap();
-    }
-    // A rare word only in long texts: its matches score below short texts dense in a
-    // common word, so pruning must notice its bound fails and score everything.
-    for _ in 0..5 {
-        let text = format!("zircon{}", " filler".repeat(300));
-        store
-            .remember(&actor, NewEvidence::new(text))
-            .await
-            .unwrap();
-    }
     let full = PgStore::connect_config(config, Arc::new(SystemClock), 2)
         .await
         .unwrap()
         .without_lexical_pruning();
-    let now = Timestamp::from_seconds(4_000_000_000);
-    let queries = [
-        "status kestrel",
-        "status update saffron",
-        "update quartz lagoon",
-        "status update",
-        "ember",
-        "status update kestrel saffron quartz lagoon ember falcon garnet harbor",
-        "update zircon",
+    mnem_conformance::lexical_cases::pruning_never_changes_the_lexical_branch(
+        &store, &full, &actor,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn migration_5_rederives_stored_texts_with_mnems_analyzer() {
+    let Some(url) = testing::url() else {
+        return;
+    };
+    let config = testing::database_at_version(&url, 4)
+        .await
+        .expect("database at version 4");
+    // Texts as a version-4 build stored them: terms parsed by the database's own
+    // configuration (which keeps "café" accented), in two teams.
+    let (owner, connection) = config.connect(NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    let (mine, theirs) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+    let texts = [
+        (mine, "The Café opened its terrace"),
+        (mine, "café terraces, café menus"),
+        (theirs, "terrace"),
     ];
-    for text in queries {
-        for pool in [1, 5, 40, 200] {
-            let query = RecallQuery::text(text);
-            let ranked = |c: &mnem_core::Candidate| (c.evidence.id, c.relevance);
-            let pruned: Vec<_> = store
-                .lexical_candidates(&actor, &query, now, pool)
-                .await
-                .unwrap()
-                .iter()
-                .map(ranked)
-                .collect();
-            let every: Vec<_> = full
-                .lexical_candidates(&actor, &query, now, pool)
-                .await
-                .unwrap()
-                .iter()
-                .map(ranked)
-                .collect();
-            assert_eq!(pruned, every, "query {text:?}, pool {pool}");
-        }
+    for team in [mine, theirs] {
+        owner
+            .execute(
+                "INSERT INTO teams (team_id, name, created_at) VALUES ($1, $2, 0)",
+                &[&team, &team.to_string()],
+            )
+            .await
+            .expect("team");
     }
+    for (team, content) in texts {
+        owner
+            .batch_execute(&format!(
+                "SELECT set_config('mnem.team_id', '{team}', false)"
+            ))
+            .await
+            .expect("name the team");
+        owner
+            .execute(
+                "INSERT INTO profiles (team_id, profile_id, name, created_at) \
+                 VALUES ($1, $1, 'owner', 0) ON CONFLICT DO NOTHING",
+                &[&team],
+            )
+            .await
+            .expect("profile");
+        owner
+            .execute(
+                "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
+                 source_type, source, authority, source_group, labels, refs, scope, \
+                 scope_depth, space, observed_at, recorded_at, content_hash, state) \
+                 VALUES ($1, $2, $1, $3, 'note', 'manual', 's', 'unknown', 'g', '[]', '[]', '', \
+                 0, 'team', 0, 0, 'h', 'current')",
+                &[&team, &uuid::Uuid::now_v7(), &content],
+            )
+            .await
+            .expect("evidence");
+    }
+    owner
+        .batch_execute(&format!(
+            "SELECT set_config('mnem.team_id', '{mine}', false)"
+        ))
+        .await
+        .expect("name the team");
+    let old_lexeme: i64 = owner
+        .query_one(
+            "SELECT COUNT(*) FROM term_stats WHERE team_id = $1 AND lexeme = 'café'",
+            &[&mine],
+        )
+        .await
+        .expect("old stats")
+        .get(0);
+    assert_eq!(old_lexeme, 1, "version 4 kept the accent");
+
+    // Opening the store migrates to the current version.
+    let store = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 2)
+        .await
+        .expect("connect");
+    let stats = owner
+        .query_one(
+            "SELECT documents, lexemes FROM text_stats WHERE team_id = $1",
+            &[&mine],
+        )
+        .await
+        .expect("stats");
+    let want_length: i64 = texts[..2]
+        .iter()
+        .map(|(_, text)| i64::from(mnem_core::lexical::document_terms(text).length))
+        .sum();
+    assert_eq!(stats.get::<_, i64>(0), 2);
+    assert_eq!(stats.get::<_, i64>(1), want_length);
+    let holding = |lexeme: &'static str| {
+        let owner = &owner;
+        async move {
+            owner
+                .query_one(
+                    "SELECT COALESCE(SUM(documents), 0)::bigint FROM term_stats \
+                     WHERE team_id = $1 AND lexeme = $2",
+                    &[&mine, &lexeme],
+                )
+                .await
+                .expect("term stats")
+                .get::<_, i64>(0)
+        }
+    };
+    assert_eq!(holding("cafe").await, 2, "re-derived: accents folded");
+    assert_eq!(holding("café").await, 0, "the old lexeme is gone");
+    assert_eq!(holding("terrac").await, 2, "stemmed as the core stems");
+    for table in ["evidence", "text_stats", "term_stats"] {
+        let (enabled, forced): (bool, bool) = owner
+            .query_one(
+                "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE relname = $1",
+                &[&table],
+            )
+            .await
+            .map(|row| (row.get(0), row.get(1)))
+            .expect("pg_class");
+        assert!(enabled && forced, "row-level security is back on {table}");
+    }
+    let actor = mnem_core::Actor {
+        team: mnem_core::TeamId(mine),
+        profile: mnem_core::ProfileId(mine),
+    };
+    let found = store
+        .lexical_candidates(
+            &actor,
+            &RecallQuery::text("cafe terrace"),
+            Timestamp::from_seconds(4_000_000_000),
+            10,
+        )
+        .await
+        .expect("lexical");
+    assert_eq!(
+        found.len(),
+        2,
+        "both of the team's texts, none of the other's"
+    );
 }

@@ -4,14 +4,13 @@
 use std::collections::HashMap;
 
 use mnem_core::{
-    Actor, Candidate, Evidence, EvidenceId, LifecycleState, Neighbours, Order, RecallQuery,
-    ScopeFilter, Space, Timestamp,
+    Actor, Candidate, Evidence, EvidenceId, LifecycleState, Neighbours, RecallQuery, ScopeFilter,
+    Space, Timestamp,
 };
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
 use crate::ann::{AnnIndexes, Plan};
-use crate::fts::match_expression;
 use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
 use mnem_sql::evidence_state_expr;
 
@@ -32,9 +31,9 @@ const SORT_COLUMNS: &str = "e.doc AS doc, e.scope_depth AS scope_depth, \
      e.observed_at AS observed_at, e.evidence_id AS evidence_id";
 
 /// SQL text plus positional parameters, built together so they cannot drift apart.
-struct Statement {
-    sql: String,
-    params: Vec<Value>,
+pub(crate) struct Statement {
+    pub(crate) sql: String,
+    pub(crate) params: Vec<Value>,
 }
 
 impl Statement {
@@ -54,7 +53,12 @@ impl Statement {
 
 /// Pushes every eligibility rule and selector of `query` onto a statement over
 /// `evidence e`: the same rules `RecallQuery::admits` states, in SQL.
-fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, now: Timestamp) {
+pub(crate) fn push_eligibility(
+    stmt: &mut Statement,
+    actor: &Actor,
+    query: &RecallQuery,
+    now: Timestamp,
+) {
     stmt.push(
         " AND e.team_id = ?",
         Value::Blob(actor.team.as_bytes().to_vec()),
@@ -121,51 +125,30 @@ fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, no
     }
 }
 
-/// The lexical branch (or a listing): one statement that filters, orders and limits on
-/// narrow rows, then hydrates only the rows that survived.
+/// The lexical branch: BM25 over the team's full-text index for a text query
+/// ([`crate::lexical::search`]), or a listing in the order contract's order. One
+/// statement filters, orders and limits a listing on narrow rows, then hydrates only the
+/// rows that survived.
 pub fn lexical(
     conn: &Connection,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
     pool: usize,
+    prune: bool,
 ) -> rusqlite::Result<Vec<Candidate>> {
-    let fts_match = if query.is_listing() {
-        None
-    } else {
-        match match_expression(&query.terms()) {
-            Some(expression) => Some(expression),
-            // Text without a single term can match nothing.
-            None => return Ok(Vec::new()),
-        }
-    };
-
+    if !query.is_listing() {
+        return crate::lexical::search(conn, actor, query, now, pool, prune);
+    }
     let mut stmt = Statement {
-        sql: String::new(),
+        sql: format!("SELECT {SORT_COLUMNS} FROM evidence e WHERE 1"),
         params: Vec::new(),
     };
-    match &fts_match {
-        Some(expression) => {
-            // bm25() is <= 0, more negative is better; its negation is the relevance.
-            stmt.sql = format!(
-                "SELECT {SORT_COLUMNS}, -bm25(evidence_fts) AS relevance \
-                 FROM evidence_fts JOIN evidence e ON e.doc = evidence_fts.rowid \
-                 WHERE evidence_fts MATCH ?"
-            );
-            stmt.params.push(Value::Text(expression.clone()));
-        }
-        None => {
-            stmt.sql = format!("SELECT {SORT_COLUMNS}, NULL AS relevance FROM evidence e WHERE 1");
-        }
-    }
     push_eligibility(&mut stmt, actor, query, now);
 
     // The same keys, in the same precedence, as mnem_core::compare_hits, so the rows this
-    // LIMIT keeps are the rows the core ranks first when it keeps this order.
+    // LIMIT keeps are the rows the core ranks first.
     let mut order_keys: Vec<&str> = Vec::new();
-    if fts_match.is_some() && query.order == Order::Relevance {
-        order_keys.push("relevance DESC");
-    }
     if query.scope_filter().is_widened() {
         order_keys.push("scope_depth DESC");
     }
@@ -174,10 +157,10 @@ pub fn lexical(
         .push_str(&format!(" ORDER BY {}", order_keys.join(", ")));
     stmt.push(" LIMIT ?", Value::Integer(pool as i64));
 
-    // Sorting full rows would carry every match's content through the sort.
+    // Sorting full rows would carry every row's content through the sort.
     let outer_order: Vec<String> = order_keys.iter().map(|key| format!("c.{key}")).collect();
     let sql = format!(
-        "SELECT {columns}, c.relevance FROM ({inner}) c \
+        "SELECT {columns}, NULL FROM ({inner}) c \
          JOIN evidence e ON e.doc = c.doc \
          JOIN evidence_content t ON t.doc = c.doc AND t.team_id = e.team_id \
          ORDER BY {outer}",
@@ -255,7 +238,7 @@ pub fn vector(
             &mut verify,
         )?;
         if let Plan::Approximate(found) = plan {
-            return hydrate(conn, &found, query.known_at);
+            return hydrate(conn, &widen(&found), query.known_at);
         }
     }
     let stmt = vector_eligibility("e.doc, sd.vector", actor, query, contract_key, now);
@@ -264,7 +247,15 @@ pub fn vector(
     // Best first; ties by doc so the branch order is deterministic.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.truncate(pool);
-    hydrate(conn, &scored, query.known_at)
+    hydrate(conn, &widen(&scored), query.known_at)
+}
+
+/// Similarities as the relevance a candidate carries.
+fn widen(scored: &[(f32, i64)]) -> Vec<(f64, i64)> {
+    scored
+        .iter()
+        .map(|(similarity, doc)| (f64::from(*similarity), *doc))
+        .collect()
 }
 
 /// `(similarity, doc)` of every `(doc, vector)` row the statement returns.
@@ -295,19 +286,19 @@ pub(crate) fn dot_blob(query: &[f32], blob: &[u8]) -> f32 {
 }
 
 /// Reads the selected docs' full records, keeping the given order and relevance.
-fn hydrate(
+pub(crate) fn hydrate(
     conn: &Connection,
-    selected: &[(f32, i64)],
+    selected: &[(f64, i64)],
     known_at: Option<Timestamp>,
 ) -> rusqlite::Result<Vec<Candidate>> {
     let docs: Vec<i64> = selected.iter().map(|(_, doc)| *doc).collect();
     let mut by_doc = records(conn, &docs, known_at)?;
     Ok(selected
         .iter()
-        .filter_map(|(similarity, doc)| {
+        .filter_map(|(relevance, doc)| {
             by_doc.remove(doc).map(|evidence| Candidate {
                 evidence,
-                relevance: Some(f64::from(*similarity)),
+                relevance: Some(*relevance),
             })
         })
         .collect())

@@ -8,8 +8,8 @@
 mod ann;
 mod candidates;
 mod credentials;
-mod fts;
 mod graph;
+mod lexical;
 mod migrations;
 mod rows;
 mod search;
@@ -91,6 +91,9 @@ pub struct SqliteStore {
     /// Where the vector indexes are saved: `<store file>-vectors/` beside the file
     /// (`None` for an in-memory store, whose indexes live and die with it).
     vector_dir: Option<PathBuf>,
+    /// MaxScore pruning of common terms in the lexical branch (exact; off only to test
+    /// it against scoring every match).
+    prune_lexical: bool,
 }
 
 impl SqliteStore {
@@ -135,6 +138,7 @@ impl SqliteStore {
             clock,
             ann: None,
             vector_dir: None,
+            prune_lexical: true,
         })
     }
 
@@ -179,6 +183,13 @@ impl SqliteStore {
             graph: Arc::new(ann::AnnIndexes::over("graph_documents", dir)),
             threshold,
         });
+        self
+    }
+
+    /// Turns the lexical branch's pruning of common terms off: every posting of every
+    /// query term is read and scored (the oracle the pruning is tested against).
+    pub fn without_lexical_pruning(mut self) -> Self {
+        self.prune_lexical = false;
         self
     }
 
@@ -321,8 +332,11 @@ impl EvidenceStore for SqliteStore {
     ) -> Result<Vec<Candidate>> {
         let actor = *actor;
         let query = query.clone();
-        self.with_reader(move |conn| candidates::lexical(conn, &actor, &query, now, pool).db())
-            .await
+        let prune = self.prune_lexical;
+        self.with_reader(move |conn| {
+            candidates::lexical(conn, &actor, &query, now, pool, prune).db()
+        })
+        .await
     }
 
     async fn neighbours(
@@ -765,11 +779,7 @@ pub(crate) fn insert_evidence(tx: &Connection, e: &Evidence, reason: Option<&str
         params![doc, e.team.as_bytes(), e.content],
     )
     .db()?;
-    tx.execute(
-        "INSERT INTO evidence_fts (rowid, content) VALUES (?1, ?2)",
-        params![doc, e.content],
-    )
-    .db()?;
+    lexical::index(tx, e.team, doc, &e.content).db()?;
     search::enqueue(tx, doc, e.team, e.recorded_at)?;
     let mut insert_ref = tx
         .prepare_cached(

@@ -7,6 +7,10 @@ use rusqlite::Connection;
 
 use crate::DbResult;
 
+/// Work a migration does in Rust after its SQL, in the same transaction (what SQL alone
+/// cannot derive, like the terms of mnem's own analyzer).
+type Backfill = fn(&Connection) -> rusqlite::Result<()>;
+
 /// Index `i` holds the migration that takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
@@ -17,7 +21,20 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_source_groups.sql"),
     include_str!("migrations/0007_admin_keys.sql"),
     include_str!("migrations/0008_vector_changes.sql"),
+    include_str!("migrations/0009_lexical_index.sql"),
 ];
+
+/// The Rust step of a migration, by the version it produces.
+fn backfill(version: i64) -> Option<Backfill> {
+    match version {
+        9 => Some(|conn| {
+            let indexed = crate::lexical::index_all(conn)?;
+            tracing::info!(indexed, "full-text index rebuilt on mnem's terms");
+            Ok(())
+        }),
+        _ => None,
+    }
+}
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -34,9 +51,103 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let tx = conn.transaction().db()?;
         tx.execute_batch(sql).db()?;
-        tx.pragma_update(None, "user_version", index as i64 + 1)
-            .db()?;
+        let version = index as i64 + 1;
+        if let Some(step) = backfill(version) {
+            step(&tx).db()?;
+        }
+        tx.pragma_update(None, "user_version", version).db()?;
         tx.commit().db()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::OptionalExtension;
+
+    /// A file at version 8 holding texts of two teams, as an older build left it.
+    fn version_8_file() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        for (index, sql) in MIGRATIONS[..8].iter().enumerate() {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", index as i64 + 1)
+                .unwrap();
+        }
+        let texts = [
+            ([1u8; 16], "Deploy the pipeline"),
+            ([1u8; 16], "the pipelines deployed twice"),
+            ([2u8; 16], "pipeline"),
+        ];
+        for (doc, (team, content)) in texts.iter().enumerate() {
+            conn.execute(
+                "INSERT OR IGNORE INTO teams (team_id, name, created_at) VALUES (?1, ?2, 0)",
+                rusqlite::params![team.as_slice(), format!("team {}", team[0])],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT OR IGNORE INTO profiles (team_id, profile_id, name, created_at) \
+                 VALUES (?1, ?1, 'owner', 0)",
+                [team.as_slice()],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO evidence (doc, team_id, evidence_id, owner_profile_id, kind, \
+                 source_type, source, authority, source_group, labels, refs, scope, \
+                 scope_depth, space, observed_at, recorded_at, content_hash, state) \
+                 VALUES (?1, ?2, ?3, ?2, 'note', 'manual', 's', 'unknown', 'g', '[]', '[]', '', \
+                 0, 'team', 0, 0, 'h', 'current')",
+                rusqlite::params![doc as i64 + 1, team.as_slice(), [doc as u8; 16].as_slice()],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO evidence_content (doc, team_id, content) VALUES (?1, ?2, ?3)",
+                rusqlite::params![doc as i64 + 1, team.as_slice(), content],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
+    #[test]
+    fn version_9_indexes_the_texts_already_stored_per_team() {
+        let mut conn = version_8_file();
+        migrate(&mut conn).unwrap();
+        let stats = |team: [u8; 16]| -> (i64, i64) {
+            conn.query_row(
+                "SELECT documents, total_length FROM lexical_stats WHERE team_id = ?1",
+                [team.as_slice()],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(stats([1; 16]), (2, 7));
+        assert_eq!(stats([2; 16]), (1, 1));
+        let holding = |team: [u8; 16], term: &str| -> i64 {
+            // Indexed tokens are the team's id in hex, then the term.
+            let hex: String = team.iter().map(|b| format!("{b:02x}")).collect();
+            let token = format!("{hex}{term}");
+            conn.query_row(
+                "SELECT doc FROM lexical_rows WHERE term = ?1",
+                [token],
+                |row| row.get(0),
+            )
+            .optional()
+            .unwrap()
+            .unwrap_or(0)
+        };
+        assert_eq!(holding([1; 16], "pipelin"), 2);
+        assert_eq!(holding([1; 16], "deploy"), 2);
+        assert_eq!(holding([1; 16], "twice"), 1);
+        assert_eq!(holding([2; 16], "pipelin"), 1);
+        assert_eq!(holding([2; 16], "deploy"), 0);
+        let length: i64 = conn
+            .query_row(
+                "SELECT text_length FROM evidence WHERE doc = 2",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(length, 4);
+    }
 }

@@ -107,8 +107,9 @@ pub trait EvidenceStore: Send + Sync {
     /// The lexical branch, or a listing when the query has no text: eligible candidates
     /// for a validated query at `now` (same team, visible space, current, unexpired, and
     /// every selector applied inside the backend's own query). Text returns its best
-    /// `pool` matches by the backend's full-text relevance, best first; a listing returns
-    /// its first `pool` items in the order contract's order, unranked.
+    /// `pool` matches best first, each with its relevance: `mnem_core::lexical`'s BM25 of
+    /// the query's terms over the team's own texts (every backend the same number); a
+    /// listing returns its first `pool` items in the order contract's order, unranked.
     fn lexical_candidates(
         &self,
         actor: &Actor,

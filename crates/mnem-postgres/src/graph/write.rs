@@ -158,10 +158,12 @@ impl GraphRows for PgRows<'_, '_> {
         at: Timestamp,
     ) -> Result<()> {
         let (team, id) = (&actor.team.0, &evidence.id.0);
-        // The tsvector and term frequencies are derived from `content` by trigger.
+        // Clearing the terms removes the text from the index and the team's statistics
+        // (by trigger).
         prepared::execute(
             self.tx,
-            "UPDATE evidence SET content = '', state = 'erased', content_hash = '', \
+            "UPDATE evidence SET content = '', term_freqs = '{}', text_length = 0, \
+             state = 'erased', content_hash = '', \
              source = '', source_group = '', source_key = NULL, source_revision = NULL, \
              labels = '[]', refs = '[]' WHERE team_id = $1 AND evidence_id = $2",
             &[team, id],

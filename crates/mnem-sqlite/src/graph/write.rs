@@ -186,13 +186,8 @@ impl GraphRows for SqliteRows<'_> {
                 |row| row.get(0),
             )
             .db()?;
-        // FTS5 external content: the index entry is removed with the text it was made from.
-        self.conn
-            .execute(
-                "INSERT INTO evidence_fts (evidence_fts, rowid, content) VALUES ('delete', ?1, ?2)",
-                params![doc, evidence.content],
-            )
-            .db()?;
+        // The postings are found again from the text they were made from.
+        crate::lexical::unindex(self.conn, actor.team, doc, &evidence.content).db()?;
         self.conn
             .execute(
                 "UPDATE evidence_content SET content = '' WHERE doc = ?1",
