@@ -237,6 +237,9 @@ async fn backfill_terms(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
         .await
         .db()?;
         indexed += rows.len();
+        if indexed % (10 * BACKFILL_BATCH as usize) == 0 {
+            tracing::info!(indexed, "re-deriving stored texts' terms");
+        }
     }
     for table in TABLES {
         tx.batch_execute(&format!(

@@ -116,6 +116,9 @@ pub(crate) fn index_all(conn: &Connection) -> rusqlite::Result<usize> {
         let (team, doc, content) = row?;
         count(conn, &team, doc, &content, 1)?;
         indexed += 1;
+        if indexed % 10_000 == 0 {
+            tracing::info!(indexed, "indexing stored texts on mnem's terms");
+        }
     }
     Ok(indexed)
 }
