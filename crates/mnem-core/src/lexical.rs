@@ -6,6 +6,11 @@
 //! never tokenise or stem text themselves. So a term means the same thing everywhere, and
 //! a relevance computed from the same counts is the same number on every backend (the
 //! conformance suite checks it against [`Bm25::score`]).
+//!
+//! Stored terms were made by this analyzer: changing what it returns for a text (a
+//! stemmer, the folding, the cut) needs a migration that re-indexes every stored text, as
+//! SQLite's 0009 and PostgreSQL's 0005 did. SQLite also re-derives a text's terms to take
+//! it out of the index when it is erased, so it must get the terms it indexed.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -37,6 +42,7 @@ pub struct DocumentTerms {
 impl DocumentTerms {
     /// The frequencies as a JSON object (`{"term": tf, …}`), the form PostgreSQL keeps.
     pub fn frequencies_json(&self) -> String {
+        // A map of strings to integers always serialises; the fallback is unreachable.
         serde_json::to_string(&self.frequencies).unwrap_or_else(|_| "{}".into())
     }
 }
