@@ -200,7 +200,12 @@ async fn requests_without_a_valid_key_are_refused_before_any_handler() {
     assert_eq!(missing.status, StatusCode::UNAUTHORIZED);
     assert_eq!(missing.headers[header::WWW_AUTHENTICATE], "Bearer");
     assert_eq!(missing.body["error"]["code"], "unauthorized");
-    let forged = format!("{}x", &s.a_write[..s.a_write.len() - 1]);
+    // The real key with its last character changed (to one it is not: a fixed
+    // replacement equalled the real key whenever the key happened to end in it).
+    let last = s.a_write.chars().last().expect("a key");
+    let other = if last == 'x' { 'y' } else { 'x' };
+    let forged = format!("{}{other}", &s.a_write[..s.a_write.len() - 1]);
+    assert_ne!(forged, s.a_write);
     let invalid = post(
         &s.router,
         "/v1/recall",
