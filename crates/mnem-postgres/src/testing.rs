@@ -56,14 +56,19 @@ pub async fn fresh_database(url: &str) -> Result<Config> {
             migrations::migrate(&template).await
         })
         .await?;
+    copy_database(base, "mnem_t", TEMPLATE).await
+}
+
+/// A new database named `<prefix>_<uuid>`, copied from `template`: its settings.
+async fn copy_database(base: Config, prefix: &str, template: &str) -> Result<Config> {
     let name = format!(
-        "mnem_t_{}",
+        "{prefix}_{}",
         mnem_store::new_uuid_v7(mnem_store::SystemClock.now()).simple()
     );
     let (client, connection) = base.connect(NoTls).await.db()?;
     let driver = tokio::spawn(connection);
     client
-        .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {TEMPLATE}"))
+        .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
         .await
         .db()?;
     drop(client);
@@ -77,20 +82,7 @@ pub async fn fresh_database(url: &str) -> Result<Config> {
 /// left it: for tests of a later migration.
 pub async fn database_at_version(url: &str, version: i64) -> Result<Config> {
     let base: Config = url.parse().map_err(StoreError::backend)?;
-    let name = format!(
-        "mnem_t_v{version}_{}",
-        mnem_store::new_uuid_v7(mnem_store::SystemClock.now()).simple()
-    );
-    let (client, connection) = base.connect(NoTls).await.db()?;
-    let driver = tokio::spawn(connection);
-    client
-        .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {BARE}"))
-        .await
-        .db()?;
-    drop(client);
-    let _ = driver.await;
-    let mut config = base;
-    config.dbname(&name);
+    let config = copy_database(base, &format!("mnem_t_v{version}"), BARE).await?;
     migrations::migrate_to(&config, version).await?;
     Ok(config)
 }
