@@ -1,24 +1,19 @@
-//! The built-in model: all-MiniLM-L6-v2 on candle, weights compiled into the binary (see
+//! The built-in model: all-MiniLM-L6-v2, weights compiled into the binary (see
 //! models/all-minilm-l6-v2/PROVENANCE.md), so embedding works offline with no set-up.
-//!
-//! Throughput is decided by padding: a batch costs its longest member times its size, so
-//! texts are sorted by token count and cut into batches under a token budget; short
-//! texts never pay for a long neighbour.
+//! The forward pass is `crate::encoder`; this file tokenizes and splits the work.
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
-use mnem_core::embedding::l2_normalise;
 use mnem_core::text::floor_char_boundary;
 use mnem_core::EmbeddingContract;
 use rayon::prelude::*;
 use tokenizers::{Tokenizer, TruncationParams};
 
+use crate::encoder::{Config, Encoder};
 use crate::{check_shape, EmbedError, Embedder};
 
-static WEIGHTS: &[u8] = include_bytes!("../../../models/all-minilm-l6-v2/model.f16.safetensors");
+pub(crate) static WEIGHTS: &[u8] =
+    include_bytes!("../../../models/all-minilm-l6-v2/model.f16.safetensors");
 static TOKENIZER: &[u8] = include_bytes!("../../../models/all-minilm-l6-v2/tokenizer.json");
-static CONFIG: &str = include_str!("../../../models/all-minilm-l6-v2/config.json");
+pub(crate) static CONFIG: &str = include_str!("../../../models/all-minilm-l6-v2/config.json");
 
 /// Input is cut at 128 word pieces (the model was trained on up to 256). Measured with
 /// `mnem eval longmemeval … --questions 12` (5,473 real turns, 2 cores): 128 embeds 43.1
@@ -34,33 +29,24 @@ pub const MAX_TOKENS: usize = 128;
 /// and offsets only for truncation to drop them: 50 such items raised `mnem serve`'s
 /// resident memory by hundreds of MiB (`scripts/bench/rss_writes.py`).
 pub const MAX_TOKENIZED_BYTES: usize = 16 * 1024;
-/// Padded tokens per forward pass. Small on purpose: on 2 CPU cores candle ran 64
-/// LongMemEval turns at 10.6/s with 256-token batches, 9.7/s at 1,024 and 7.0/s at
-/// 4,096 (`mnem bench`), so batching pays only by grouping many short texts.
-const BATCH_TOKEN_BUDGET: usize = 512;
-const MAX_BATCH: usize = 64;
-
-/// A vector with the position of its text in the caller's slice.
-type Indexed = (usize, Vec<f32>);
+/// Tokens per forward pass. Sequences are packed end to end, so a chunk wastes nothing
+/// on padding; chunks run in parallel, so many texts keep both cores busy, while one
+/// short query is one chunk whose matrix products split across the cores instead.
+const CHUNK_TOKENS: usize = 512;
 
 pub struct MiniLm {
-    model: BertModel,
+    encoder: Encoder<'static>,
     tokenizer: Tokenizer,
-    device: Device,
     contract: EmbeddingContract,
 }
 
 impl MiniLm {
     pub fn builtin() -> Result<Self, EmbedError> {
         let load = |what: &str, err: String| EmbedError::Load(format!("{what}: {err}"));
-        let device = Device::Cpu;
         let config: Config =
             serde_json::from_str(CONFIG).map_err(|e| load("config.json", e.to_string()))?;
-        // Read in place from the binary (no copy); stored as float16 to halve it, widened
-        // to float32 here.
-        let vb = VarBuilder::from_slice_safetensors(WEIGHTS, DType::F32, &device)
-            .map_err(|e| load("weights", e.to_string()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| load("model", e.to_string()))?;
+        // Read in place from the binary: no copy, no widening at load.
+        let encoder = Encoder::load(WEIGHTS, config).map_err(|e| load("model", e.to_string()))?;
         let mut tokenizer =
             Tokenizer::from_bytes(TOKENIZER).map_err(|e| load("tokenizer.json", e.to_string()))?;
         tokenizer
@@ -71,69 +57,21 @@ impl MiniLm {
             .map_err(|e| load("tokenizer truncation", e.to_string()))?;
         tokenizer.with_padding(None);
         Ok(Self {
-            model,
-            tokenizer,
-            device,
             contract: EmbeddingContract {
                 provider: "builtin".into(),
                 model: "all-MiniLM-L6-v2".into(),
-                dims: config.hidden_size,
+                dims: encoder.config().hidden_size,
                 normalization: "l2".into(),
                 version: 2,
             },
+            encoder,
+            tokenizer,
         })
     }
-
-    /// Runs one padded batch and mean-pools over real tokens.
-    fn forward(&self, batch: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let width = batch.iter().map(|t| t.len()).max().unwrap_or(0);
-        let mut ids = Vec::with_capacity(batch.len() * width);
-        let mut mask = Vec::with_capacity(batch.len() * width);
-        for tokens in batch {
-            ids.extend(tokens.iter().copied());
-            ids.extend(std::iter::repeat_n(0u32, width - tokens.len()));
-            mask.extend(std::iter::repeat_n(1u32, tokens.len()));
-            mask.extend(std::iter::repeat_n(0u32, width - tokens.len()));
-        }
-        let shape = (batch.len(), width);
-        let ids = Tensor::from_vec(ids, shape, &self.device)?;
-        let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let token_types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?;
-        let mut pooled: Vec<Vec<f32>> = summed.broadcast_div(&counts)?.to_vec2()?;
-        pooled.iter_mut().for_each(|v| l2_normalise(v));
-        Ok(pooled)
-    }
 }
 
-/// Cuts texts (indices in ascending token-count order) into batches under the token
-/// budget; the last member of each batch is its widest.
-fn length_batches(tokens: &[Vec<u32>], order: &[usize]) -> Vec<Vec<usize>> {
-    let mut batches = Vec::new();
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start + 1;
-        while end < order.len()
-            && end - start < MAX_BATCH
-            && tokens[order[end]].len() * (end - start + 1) <= BATCH_TOKEN_BUDGET
-        {
-            end += 1;
-        }
-        batches.push(order[start..end].to_vec());
-        start = end;
-    }
-    batches
-}
-
-impl Embedder for MiniLm {
-    fn contract(&self) -> &EmbeddingContract {
-        &self.contract
-    }
-
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+impl MiniLm {
+    fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
         let heads: Vec<&str> = texts
             .iter()
             .map(|t| &t[..floor_char_boundary(t, MAX_TOKENIZED_BYTES)])
@@ -142,31 +80,47 @@ impl Embedder for MiniLm {
             .tokenizer
             .encode_batch(heads, true)
             .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
-        let tokens: Vec<Vec<u32>> = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
-        let mut order: Vec<usize> = (0..tokens.len()).collect();
-        order.sort_by_key(|&i| tokens[i].len());
+        Ok(encodings.iter().map(|e| e.get_ids().to_vec()).collect())
+    }
+}
 
-        let batches = length_batches(&tokens, &order);
-        // candle runs matrix products on all cores but the element-wise work (softmax,
-        // GELU, layer norm) on one. Batches run in parallel on rayon's pool — the same
-        // pool candle's matrix products use, so nesting never oversubscribes the cores
-        // (`mnem eval longmemeval … --questions 8`, 2 cores, 256-document calls: 45.5
-        // turns/s on two extra OS threads beside rayon's, 53.7/s on rayon's pool).
-        let results: Vec<Result<Vec<Indexed>, EmbedError>> = batches
-            .par_iter()
-            .map(|members| {
-                let batch: Vec<&[u32]> = members.iter().map(|&m| tokens[m].as_slice()).collect();
-                let vectors = self
-                    .forward(&batch)
-                    .map_err(|e| EmbedError::Inference(e.to_string()))?;
-                Ok(members.iter().copied().zip(vectors).collect())
+/// Consecutive runs of sequences of at most `CHUNK_TOKENS` tokens (a longer sequence is
+/// a chunk of its own).
+fn chunks(tokens: &[Vec<u32>]) -> Vec<std::ops::Range<usize>> {
+    let mut chunks = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    for (index, sequence) in tokens.iter().enumerate() {
+        if index > start && used + sequence.len() > CHUNK_TOKENS {
+            chunks.push(start..index);
+            (start, used) = (index, 0);
+        }
+        used += sequence.len();
+    }
+    if start < tokens.len() {
+        chunks.push(start..tokens.len());
+    }
+    chunks
+}
+
+impl Embedder for MiniLm {
+    fn contract(&self) -> &EmbeddingContract {
+        &self.contract
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let tokens = self.tokenize(texts)?;
+        let chunked: Vec<Result<Vec<Vec<f32>>, EmbedError>> = chunks(&tokens)
+            .into_par_iter()
+            .map(|chunk| {
+                let sequences: Vec<&[u32]> = tokens[chunk].iter().map(Vec::as_slice).collect();
+                self.encoder
+                    .embed(&sequences)
+                    .map_err(|e| EmbedError::Inference(e.to_string()))
             })
             .collect();
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); tokens.len()];
-        for result in results {
-            for (index, vector) in result? {
-                out[index] = vector;
-            }
+        let mut out = Vec::with_capacity(texts.len());
+        for vectors in chunked {
+            out.extend(vectors?);
         }
         check_shape(&out, texts.len(), &self.contract)?;
         Ok(out)
@@ -192,6 +146,55 @@ mod tests {
     }
 
     #[test]
+    fn vectors_match_an_independent_implementation() {
+        #[derive(serde::Deserialize)]
+        struct Reference {
+            text: String,
+            vector: Vec<f32>,
+        }
+        let references: Vec<Reference> =
+            serde_json::from_str(include_str!("../tests/fixtures/candle_reference.json")).unwrap();
+        assert_eq!(references.len(), 8);
+        let model = MiniLm::builtin().unwrap();
+        let texts: Vec<&str> = references.iter().map(|r| r.text.as_str()).collect();
+        // Together (packed into one chunk) and one by one: both must match.
+        let together = model.embed(&texts).unwrap();
+        for (reference, vector) in references.iter().zip(&together) {
+            let alone = &model.embed(&[reference.text.as_str()]).unwrap()[0];
+            for got in [vector, alone] {
+                let worst = got
+                    .iter()
+                    .zip(&reference.vector)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0f32, f32::max);
+                assert!(worst < 1e-5, "{:?}: max difference {worst}", reference.text);
+            }
+        }
+    }
+
+    #[test]
+    fn texts_beyond_one_chunk_keep_their_order() {
+        let model = MiniLm::builtin().unwrap();
+        let long = "word ".repeat(200); // 128 tokens after truncation: 5 make > 1 chunk
+        let texts: Vec<String> = (0..9)
+            .map(|i| {
+                if i % 2 == 0 {
+                    long.clone()
+                } else {
+                    format!("short text {i}")
+                }
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        assert!(chunks(&model.tokenize(&refs).unwrap()).len() > 1);
+        let together = model.embed(&refs).unwrap();
+        for (text, vector) in refs.iter().zip(&together) {
+            let alone = model.embed(&[text]).unwrap();
+            assert!(dot(&alone[0], vector) > 0.9999, "{text:?} moved");
+        }
+    }
+
+    #[test]
     fn cutting_a_long_text_before_tokenizing_changes_no_vector() {
         let model = MiniLm::builtin().unwrap();
         let long = "evidence window budget résumé ".repeat(3_000); // ~90 KB
@@ -202,7 +205,7 @@ mod tests {
     }
 
     #[test]
-    fn batching_by_length_does_not_change_any_vector() {
+    fn packing_texts_together_does_not_change_any_vector() {
         let model = MiniLm::builtin().unwrap();
         let long = "word ".repeat(400);
         let texts = [
