@@ -6,7 +6,7 @@
 //! run them off the async executor (the embedding worker and the query path use
 //! `spawn_blocking`). Nothing here touches the store.
 
-pub mod encoder;
+mod encoder;
 mod minilm;
 mod openai;
 

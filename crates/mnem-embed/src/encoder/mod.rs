@@ -9,7 +9,7 @@
 //! parallel work is the matrix product (`kernel`).
 
 pub mod activation;
-pub mod kernel;
+mod kernel;
 
 use kernel::{matmul_transposed, Epilogue, Weights};
 use mnem_core::embedding::l2_normalise;
