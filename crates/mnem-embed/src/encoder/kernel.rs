@@ -152,6 +152,7 @@ unsafe fn tile(
     if path == Path::Simd {
         return simd::tile(x, k, w, n, bias, rows, cols, out);
     }
+    let _ = path; // only the portable loop exists off x86_64
     for i in rows {
         let xi = &x[i * k..(i + 1) * k];
         for j in cols.clone() {
@@ -179,6 +180,7 @@ fn activate(path: Path, values: &mut [f32]) {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Path {
     /// AVX2 + FMA + F16C, when the CPU has them.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Simd,
     /// Plain Rust, everywhere else.
     Portable,
