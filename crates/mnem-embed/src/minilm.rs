@@ -45,7 +45,7 @@ impl MiniLm {
         let load = |what: &str, err: String| EmbedError::Load(format!("{what}: {err}"));
         let config: Config =
             serde_json::from_str(CONFIG).map_err(|e| load("config.json", e.to_string()))?;
-        // Read in place from the binary: no copy, no widening at load.
+        // Read in place from the binary: nothing large is copied or widened at load.
         let encoder = Encoder::load(WEIGHTS, config).map_err(|e| load("model", e.to_string()))?;
         let mut tokenizer =
             Tokenizer::from_bytes(TOKENIZER).map_err(|e| load("tokenizer.json", e.to_string()))?;
@@ -68,9 +68,7 @@ impl MiniLm {
             tokenizer,
         })
     }
-}
 
-impl MiniLm {
     fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
         let heads: Vec<&str> = texts
             .iter()

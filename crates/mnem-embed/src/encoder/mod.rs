@@ -4,11 +4,12 @@
 //! recall waits on it: a query is one short sequence, and a general library's per-call
 //! costs (packing every weight matrix, allocating every intermediate, waking threads for
 //! element-wise work) were 15 ms of a query's embedding. Here the float16 weights are
-//! read in place from the bytes they were loaded from (nothing widened or copied at
-//! load), the sequences of a batch are packed end to end (no padding), and the only
-//! parallel work is the matrix product (`kernel`).
+//! read in place from the bytes they were loaded from (only the query, key and value
+//! matrices are copied, to stack them: 5 MB), the sequences of a batch are packed end to
+//! end (no padding), and the parallel work is the matrix products (`kernel`) and the
+//! attention heads.
 
-pub mod activation;
+mod activation;
 mod kernel;
 
 use kernel::{matmul_transposed, Epilogue, Weights};
