@@ -44,6 +44,8 @@ pub enum EncoderError {
     Token { id: u32, vocab: usize },
     #[error("a sequence of {len} tokens is longer than the model's {max} positions")]
     Length { len: usize, max: usize },
+    #[error("sequence {index} has no tokens (a vector needs at least one)")]
+    Empty { index: usize },
 }
 
 /// A linear layer: float16 weights (outputs × inputs) and a float32 bias.
@@ -289,7 +291,10 @@ impl<'a> Encoder<'a> {
 
     /// One unit-length, mean-pooled vector per token sequence.
     pub fn embed(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, EncoderError> {
-        for sequence in sequences {
+        for (index, sequence) in sequences.iter().enumerate() {
+            if sequence.is_empty() {
+                return Err(EncoderError::Empty { index });
+            }
             if sequence.len() > self.config.max_position_embeddings {
                 return Err(EncoderError::Length {
                     len: sequence.len(),
@@ -319,7 +324,7 @@ impl<'a> Encoder<'a> {
                 for row in hidden[span.start * width..span.end * width].chunks_exact(width) {
                     pooled.iter_mut().zip(row).for_each(|(p, v)| *p += v);
                 }
-                let count = span.len().max(1) as f32;
+                let count = span.len() as f32; // at least one: checked above
                 pooled.iter_mut().for_each(|p| *p /= count);
                 l2_normalise(&mut pooled);
                 pooled
@@ -500,6 +505,13 @@ mod tests {
             matches!(error, EncoderError::Length { len: 513, max: 512 }),
             "{error}"
         );
+    }
+
+    #[test]
+    fn an_empty_sequence_is_refused_with_its_position() {
+        let encoder = Encoder::load(WEIGHTS, config()).unwrap();
+        let error = encoder.embed(&[&[101, 102], &[]]).err().unwrap();
+        assert!(matches!(error, EncoderError::Empty { index: 1 }), "{error}");
     }
 
     #[test]
