@@ -63,6 +63,8 @@ macro_rules! conformance_suite {
             expired_evidence_is_hidden_from_every_recall_shape_and_still_retractable,
             teams_never_cross,
             invalid_write_stores_nothing,
+            a_batch_is_stored_in_order_and_searchable_at_once,
+            an_invalid_batch_item_stores_nothing_and_is_named,
             team_pending_documents_are_one_teams_newest_first,
         );
     };

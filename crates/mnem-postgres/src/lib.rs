@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
+use futures_util::future::try_join_all;
 use graph::PgRows;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
@@ -30,7 +31,7 @@ use mnem_core::{
     LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
     Timestamp,
 };
-use mnem_store::{graph_read, graph_write};
+use mnem_store::{batch_records, graph_read, graph_write};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -159,6 +160,21 @@ impl PgStore {
         migrations::analyze(&self.owner).await
     }
 
+    /// Before a bulk load of vectors (an import, a re-embedding, a benchmark): drops the
+    /// HNSW indexes of vectors `dims` wide, which pgvector would otherwise extend one row
+    /// at a time. Recall stays correct meanwhile (the vector branch scans). Every server
+    /// sharing the database is affected: an operator's step, never done on its own.
+    pub async fn drop_vector_indexes(&self, dims: usize) -> Result<()> {
+        migrations::drop_vector_indexes(&self.owner, dims).await
+    }
+
+    /// After a bulk load: builds the HNSW indexes of vectors `dims` wide from the loaded
+    /// rows, in `maintenance_memory` (a PostgreSQL size such as `2GB`; the build slows
+    /// sharply once the graph outgrows it).
+    pub async fn build_vector_indexes(&self, dims: usize, maintenance_memory: &str) -> Result<()> {
+        migrations::build_vector_indexes(&self.owner, dims, maintenance_memory).await
+    }
+
     /// The database's size on disk, every team's rows and indexes included.
     pub async fn database_bytes(&self) -> Result<u64> {
         let client = self.client().await?;
@@ -262,6 +278,29 @@ impl EvidenceStore for PgStore {
         insert_evidence(&tx, &evidence, hold.as_deref()).await?;
         tx.commit().await.db()?;
         Ok(evidence)
+    }
+
+    async fn remember_batch(
+        &self,
+        actor: &Actor,
+        items: Vec<NewEvidence>,
+    ) -> Result<Vec<Evidence>> {
+        let records = batch_records(self.clock.as_ref(), actor, items)?;
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        // Polled together, the items' statements are pipelined on the one connection
+        // (each item's own statements still run in order), so a batch waits for the
+        // server about as often as one item does. The team's statistics row, updated by
+        // every item's first statement, is locked from the first item to the commit, so
+        // two writers of a team queue rather than deadlock on its terms' rows.
+        try_join_all(
+            records
+                .iter()
+                .map(|(evidence, hold)| insert_evidence(&tx, evidence, hold.as_deref())),
+        )
+        .await?;
+        tx.commit().await.db()?;
+        Ok(records.into_iter().map(|(evidence, _)| evidence).collect())
     }
 
     async fn get(&self, actor: &Actor, id: EvidenceId) -> Result<Evidence> {

@@ -51,20 +51,63 @@ pub(crate) async fn migrate_to(config: &Config, version: i64) -> Result<()> {
 /// expression (`vector(n)`, or `halfvec(n)` past pgvector's 2,000-dimension limit), made
 /// when a contract of that width is activated. Cosine distance: vectors are unit length.
 pub async fn ensure_vector_indexes(config: &Config, dims: usize) -> Result<()> {
+    let sql = vector_index_sql(dims);
+    as_owner(config, |client| {
+        Box::pin(async move { client.batch_execute(&sql).await.db() })
+    })
+    .await
+}
+
+fn vector_index_sql(dims: usize) -> String {
     let cast = crate::candidates::vector_cast(dims);
     let ops = if dims > 2000 {
         "halfvec_cosine_ops"
     } else {
         "vector_cosine_ops"
     };
-    let sql = format!(
+    format!(
         "CREATE INDEX IF NOT EXISTS evidence_vectors_hnsw_{dims} ON evidence_vectors \
            USING hnsw ((embedding::{cast}) {ops}) WHERE dims = {dims}; \
          CREATE INDEX IF NOT EXISTS graph_documents_hnsw_{dims} ON graph_documents \
            USING hnsw ((embedding::{cast}) {ops}) WHERE dims = {dims};"
+    )
+}
+
+/// Drops the HNSW indexes for vectors of one width, before a bulk load of vectors:
+/// pgvector inserts into an HNSW graph one row at a time (~2 ms a vector here, growing
+/// with the graph) and builds one from a loaded table several times faster
+/// ([`build_vector_indexes`]). Until the build, the vector branch scans: exact, slower.
+pub async fn drop_vector_indexes(config: &Config, dims: usize) -> Result<()> {
+    let sql = format!(
+        "DROP INDEX IF EXISTS evidence_vectors_hnsw_{dims};          DROP INDEX IF EXISTS graph_documents_hnsw_{dims};"
     );
     as_owner(config, |client| {
         Box::pin(async move { client.batch_execute(&sql).await.db() })
+    })
+    .await
+}
+
+/// Builds the HNSW indexes for vectors of one width after a bulk load, with
+/// `maintenance_memory` (a PostgreSQL size, e.g. `2GB`) for the build: pgvector builds
+/// in memory while the graph fits, and far slower once it does not.
+pub async fn build_vector_indexes(
+    config: &Config,
+    dims: usize,
+    maintenance_memory: &str,
+) -> Result<()> {
+    let memory = maintenance_memory.to_owned();
+    let sql = vector_index_sql(dims);
+    as_owner(config, |client| {
+        Box::pin(async move {
+            client
+                .execute(
+                    "SELECT set_config('maintenance_work_mem', $1, false)",
+                    &[&memory],
+                )
+                .await
+                .db()?;
+            client.batch_execute(&sql).await.db()
+        })
     })
     .await
 }

@@ -195,6 +195,30 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         Ok(evidence)
     }
 
+    /// Several writes in one transaction, each screened as [`Self::remember`] screens
+    /// one: all are stored (held ones `quarantined`, each logged) or none is
+    /// (`EvidenceStore::remember_batch`).
+    pub async fn remember_batch(
+        &self,
+        actor: &Actor,
+        mut items: Vec<NewEvidence>,
+    ) -> Result<Vec<Evidence>> {
+        let held: Vec<Option<String>> = items
+            .iter_mut()
+            .map(|new| {
+                hold_if_flagged(new);
+                new.quarantine.clone()
+            })
+            .collect();
+        let stored = self.store.remember_batch(actor, items).await?;
+        for (evidence, reason) in stored.iter().zip(&held) {
+            if let Some(reason) = reason {
+                log_held(evidence.id, reason);
+            }
+        }
+        Ok(stored)
+    }
+
     pub async fn recall(&self, actor: &Actor, query: RecallQuery) -> Result<Recall> {
         let Gathered {
             plan,

@@ -28,7 +28,7 @@ use mnem_core::{
     LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
     Timestamp,
 };
-use mnem_store::{graph_read, graph_write};
+use mnem_store::{batch_records, graph_read, graph_write};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -278,6 +278,23 @@ impl EvidenceStore for SqliteStore {
             insert_evidence(&tx, &evidence, hold.as_deref())?;
             tx.commit().db()?;
             Ok(evidence)
+        })
+        .await
+    }
+
+    async fn remember_batch(
+        &self,
+        actor: &Actor,
+        items: Vec<NewEvidence>,
+    ) -> Result<Vec<Evidence>> {
+        let records = batch_records(self.clock.as_ref(), actor, items)?;
+        self.with_conn(move |conn| {
+            let tx = conn.transaction().db()?;
+            for (evidence, hold) in &records {
+                insert_evidence(&tx, evidence, hold.as_deref())?;
+            }
+            tx.commit().db()?;
+            Ok(records.into_iter().map(|(evidence, _)| evidence).collect())
         })
         .await
     }

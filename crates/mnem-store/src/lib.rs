@@ -83,6 +83,16 @@ pub trait EvidenceStore: Send + Sync {
         new: NewEvidence,
     ) -> impl Future<Output = Result<Evidence>> + Send;
 
+    /// Validates and commits several evidence items in one transaction (a bulk load or an
+    /// import: one commit, not one per item). Either every item is stored, searchable when
+    /// this returns and answered in the order given, or — an item invalid, or the write
+    /// failing — none is. See [`batch_records`] for the validation.
+    fn remember_batch(
+        &self,
+        actor: &Actor,
+        items: Vec<NewEvidence>,
+    ) -> impl Future<Output = Result<Vec<Evidence>>> + Send;
+
     /// Reads one record in any lifecycle state (history is kept). Another team's id, or
     /// another profile's private evidence, is `NotFound`.
     fn get(&self, actor: &Actor, id: EvidenceId) -> impl Future<Output = Result<Evidence>> + Send;
@@ -427,6 +437,50 @@ pub fn new_uuid_v7(at: Timestamp) -> Uuid {
         ((micros % 1_000_000) * 1_000) as u32,
     );
     Uuid::new_v7(ts)
+}
+
+/// The most items one [`EvidenceStore::remember_batch`] takes: a transaction's size and
+/// the memory a request holds stay bounded.
+pub const MAX_BATCH_ITEMS: usize = 10_000;
+
+/// A batch's records, every item validated before anything is written: each stamped by a
+/// clock reading of its own (so items without `observed_at` keep the batch's order), with
+/// the reason it is held, if it is. An invalid item is named by its position
+/// (`items[3].content`); more than [`MAX_BATCH_ITEMS`] is refused whole.
+pub fn batch_records(
+    clock: &dyn Clock,
+    actor: &Actor,
+    items: Vec<NewEvidence>,
+) -> Result<Vec<(Evidence, Option<String>)>> {
+    if items.len() > MAX_BATCH_ITEMS {
+        return Err(ValidationError::new(
+            "items",
+            format!(
+                "holds {} items; at most {MAX_BATCH_ITEMS} per batch",
+                items.len()
+            ),
+        )
+        .into());
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, new)| {
+            let recorded_at = clock.now();
+            let hold = new.quarantine.clone();
+            let evidence = new
+                .into_evidence(
+                    EvidenceId(new_uuid_v7(recorded_at)),
+                    actor.team,
+                    actor.profile,
+                    recorded_at,
+                )
+                .map_err(|e| {
+                    ValidationError::new(format!("items[{index}].{}", e.field), e.reason)
+                })?;
+            Ok((evidence, hold))
+        })
+        .collect()
 }
 
 /// Team names are how a human selects a tenant (`--team`); keep them printable and short.
