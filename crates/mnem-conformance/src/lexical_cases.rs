@@ -61,15 +61,16 @@ pub async fn lexical_relevance_is_the_cores_bm25_over_the_teams_own_texts<S: Bac
     fx: Fixture<S>,
 ) {
     // Another team's texts are dense in the query terms: if its counts leaked into this
-    // team's idf or average length, every number below would move.
+    // team's idf or average length, every number below would move. They are written as
+    // one batch, so a term shared by many texts of one write is counted once per text.
     let other = fx.store.open_team("other-team").await.expect("team");
-    for i in 0..12 {
-        let text = format!("deploy pipeline deploy {}", "pipeline ".repeat(i));
-        fx.store
-            .remember(&other, NewEvidence::new(text))
-            .await
-            .expect("remember");
-    }
+    let dense = (0..12)
+        .map(|i| NewEvidence::new(format!("deploy pipeline deploy {}", "pipeline ".repeat(i))))
+        .collect();
+    fx.store
+        .remember_batch(&other, dense)
+        .await
+        .expect("remember batch");
     let texts = [
         "The deploy pipeline failed twice on Friday",
         "Deploying the pipelines again: deploy, deploy, deploy",
@@ -78,10 +79,18 @@ pub async fn lexical_relevance_is_the_cores_bm25_over_the_teams_own_texts<S: Bac
         "Rollback finished; the deployment is healthy",
         "Nothing here matches the query at all",
     ];
+    // Single writes and a batch count the same.
     let mut written: Vec<Evidence> = Vec::new();
-    for text in texts {
+    for text in &texts[..3] {
         written.push(fx.remember(text).await);
     }
+    let batch = texts[3..].iter().map(|t| NewEvidence::new(*t)).collect();
+    written.extend(
+        fx.store
+            .remember_batch(&fx.actor, batch)
+            .await
+            .expect("remember batch"),
+    );
     // A retracted text is hidden but still counted, like an index entry not yet removed;
     // a forgotten one is gone from the counts too.
     let retracted = fx.remember("deploy notes, retracted later").await;

@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
-use futures_util::future::try_join_all;
 use graph::PgRows;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
@@ -39,6 +38,7 @@ use mnem_store::{
 };
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Transaction};
+use uuid::Uuid;
 
 pub use migrations::SCHEMA_VERSION;
 use rows::{col, evidence_from_row, EVIDENCE_COLUMNS};
@@ -288,17 +288,14 @@ impl EvidenceStore for PgStore {
         let records = batch_records(self.clock.as_ref(), actor, items)?;
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
-        // Polled together, the items' statements are pipelined on the one connection
-        // (each item's own statements still run in order), so a batch waits for the
-        // server about as often as one item does. The team's statistics row, updated by
-        // every item's first statement, is locked from the first item to the commit, so
-        // two writers of a team queue rather than deadlock on its terms' rows.
-        try_join_all(
-            records
-                .iter()
-                .map(|(evidence, hold)| insert_evidence(&tx, evidence, hold.as_deref())),
-        )
-        .await?;
+        // Set-based: one statement per table. The statistics trigger locks the team's
+        // row before any term's (in key order), so two writers of a team queue rather
+        // than deadlock on its terms' rows.
+        let rows: Vec<(&Evidence, Option<&str>)> = records
+            .iter()
+            .map(|(evidence, hold)| (evidence, hold.as_deref()))
+            .collect();
+        insert_evidence_batch(&tx, &rows).await?;
         tx.commit().await.db()?;
         Ok(records.into_iter().map(|(evidence, _)| evidence).collect())
     }
@@ -707,62 +704,176 @@ pub(crate) async fn insert_evidence(
     e: &Evidence,
     reason: Option<&str>,
 ) -> Result<()> {
-    let labels = serde_json::to_string(&e.labels).map_err(StoreError::backend)?;
-    let refs = serde_json::to_string(&e.refs).map_err(StoreError::backend)?;
+    insert_evidence_batch(tx, &[(e, reason)]).await
+}
+
+/// Inserts new records, each with its first lifecycle event and (when `current`) queued
+/// for embedding, in one statement per table whatever the batch's size: the team's
+/// term statistics are then counted once per statement (migration 0006), and the batch
+/// costs a few round trips. Each `reason` explains a state other than `current`.
+pub(crate) async fn insert_evidence_batch(
+    tx: &deadpool_postgres::Transaction<'_>,
+    records: &[(&Evidence, Option<&str>)],
+) -> Result<()> {
+    let mut rows = EvidenceRows::default();
+    for (e, reason) in records {
+        rows.push(e, *reason)?;
+    }
+    let r = &rows;
     // Full text on mnem's own terms; the tsvector and the team's statistics follow by
-    // trigger (migration 0005).
-    let terms = mnem_core::lexical::document_terms(&e.content);
+    // trigger (migrations 0005 and 0006).
     prepared::execute(
         tx,
         "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
          source_type, source, authority, source_group, source_key, source_revision, labels, \
          refs, scope, scope_depth, space, observed_at, recorded_at, expires_at, content_hash, \
-         state, term_freqs, text_length) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-         $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, ($22::text)::jsonb, $23)",
+         state, term_freqs, text_length) \
+         SELECT team_id, evidence_id, owner_profile_id, content, kind, source_type, source, \
+         authority, source_group, source_key, source_revision, labels, refs, scope, \
+         scope_depth, space, observed_at, recorded_at, expires_at, content_hash, state, \
+         term_freqs::jsonb, text_length \
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], \
+         $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], \
+         $13::text[], $14::text[], $15::bigint[], $16::text[], $17::bigint[], $18::bigint[], \
+         $19::bigint[], $20::text[], $21::text[], $22::text[], $23::bigint[]) \
+         AS v (team_id, evidence_id, owner_profile_id, content, kind, source_type, source, \
+         authority, source_group, source_key, source_revision, labels, refs, scope, \
+         scope_depth, space, observed_at, recorded_at, expires_at, content_hash, state, \
+         term_freqs, text_length)",
         &[
-            &e.team.0,
-            &e.id.0,
-            &e.owner.0,
-            &e.content,
-            &e.kind,
-            &e.source_type.as_str(),
-            &e.source,
-            &e.authority.as_str(),
-            &e.source_group,
-            &e.source_key,
-            &e.source_revision,
-            &labels,
-            &refs,
-            &e.scope.to_path(),
-            &(e.scope.depth() as i64),
-            &e.space.as_str(),
-            &e.observed_at.as_micros(),
-            &e.recorded_at.as_micros(),
-            &e.expires_at.map(Timestamp::as_micros),
-            &e.content_hash,
-            &e.state.as_str(),
-            &terms.frequencies_json(),
-            &i64::from(terms.length),
+            &r.teams,
+            &r.ids,
+            &r.owners,
+            &r.contents,
+            &r.kinds,
+            &r.source_types,
+            &r.sources,
+            &r.authorities,
+            &r.source_groups,
+            &r.source_keys,
+            &r.source_revisions,
+            &r.labels,
+            &r.refs,
+            &r.scopes,
+            &r.scope_depths,
+            &r.spaces,
+            &r.observed_at,
+            &r.recorded_at,
+            &r.expires_at,
+            &r.content_hashes,
+            &r.states,
+            &r.term_freqs,
+            &r.text_lengths,
         ],
     )
     .await?;
-    if e.state == LifecycleState::Current {
-        search::enqueue(tx, e.team, search::EVIDENCE_DOCUMENT, e.id.0, e.recorded_at).await?;
-    }
-    for r in &e.refs {
+    search::enqueue_batch(tx, search::EVIDENCE_DOCUMENT, &r.queued).await?;
+    if !r.ref_rows.0.is_empty() {
+        let (teams, kinds, ref_ids, ids) = &r.ref_rows;
         prepared::execute(
             tx,
             "INSERT INTO evidence_refs (team_id, ref_kind, ref_id, evidence_id) \
-             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-            &[&e.team.0, &r.kind, &r.id, &e.id.0],
+             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[]) \
+             ON CONFLICT DO NOTHING",
+            &[teams, kinds, ref_ids, ids],
         )
         .await?;
     }
-    let actor = Actor {
-        team: e.team,
-        profile: e.owner,
-    };
-    append_event(tx, &actor, e.id, e.state, e.recorded_at, reason).await
+    // A new record's first event: `seq` is computed as `append_event` computes it.
+    prepared::execute(
+        tx,
+        "INSERT INTO evidence_events (team_id, evidence_id, seq, state, actor_profile_id, at, \
+         reason) SELECT v.team_id, v.evidence_id, (SELECT COALESCE(MAX(x.seq), 0) + 1 \
+         FROM evidence_events x WHERE x.team_id = v.team_id AND x.evidence_id = v.evidence_id), \
+         v.state, v.owner, v.at, v.reason \
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::bigint[], $6::text[]) \
+         AS v (team_id, evidence_id, state, owner, at, reason)",
+        &[
+            &r.teams,
+            &r.ids,
+            &r.states,
+            &r.owners,
+            &r.recorded_at,
+            &r.reasons,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// A batch of evidence records as one array per column, for `unnest`.
+#[derive(Default)]
+struct EvidenceRows<'a> {
+    teams: Vec<Uuid>,
+    ids: Vec<Uuid>,
+    owners: Vec<Uuid>,
+    contents: Vec<&'a str>,
+    kinds: Vec<&'a str>,
+    source_types: Vec<&'static str>,
+    sources: Vec<&'a str>,
+    authorities: Vec<&'static str>,
+    source_groups: Vec<&'a str>,
+    source_keys: Vec<Option<&'a str>>,
+    source_revisions: Vec<Option<i64>>,
+    labels: Vec<String>,
+    refs: Vec<String>,
+    scopes: Vec<String>,
+    scope_depths: Vec<i64>,
+    spaces: Vec<&'static str>,
+    observed_at: Vec<i64>,
+    recorded_at: Vec<i64>,
+    expires_at: Vec<Option<i64>>,
+    content_hashes: Vec<&'a str>,
+    states: Vec<&'static str>,
+    term_freqs: Vec<String>,
+    text_lengths: Vec<i64>,
+    reasons: Vec<Option<&'a str>>,
+    /// (team, id, recorded_at) of each `current` record: its embedding job.
+    queued: Vec<(TeamId, Uuid, Timestamp)>,
+    /// `evidence_refs` rows: team, kind, ref id, evidence id.
+    ref_rows: (Vec<Uuid>, Vec<&'a str>, Vec<&'a str>, Vec<Uuid>),
+}
+
+impl<'a> EvidenceRows<'a> {
+    fn push(&mut self, e: &'a Evidence, reason: Option<&'a str>) -> Result<()> {
+        let terms = mnem_core::lexical::document_terms(&e.content);
+        self.teams.push(e.team.0);
+        self.ids.push(e.id.0);
+        self.owners.push(e.owner.0);
+        self.contents.push(&e.content);
+        self.kinds.push(&e.kind);
+        self.source_types.push(e.source_type.as_str());
+        self.sources.push(&e.source);
+        self.authorities.push(e.authority.as_str());
+        self.source_groups.push(&e.source_group);
+        self.source_keys.push(e.source_key.as_deref());
+        self.source_revisions.push(e.source_revision);
+        self.labels
+            .push(serde_json::to_string(&e.labels).map_err(StoreError::backend)?);
+        self.refs
+            .push(serde_json::to_string(&e.refs).map_err(StoreError::backend)?);
+        self.scopes.push(e.scope.to_path());
+        self.scope_depths.push(e.scope.depth() as i64);
+        self.spaces.push(e.space.as_str());
+        self.observed_at.push(e.observed_at.as_micros());
+        self.recorded_at.push(e.recorded_at.as_micros());
+        self.expires_at.push(e.expires_at.map(Timestamp::as_micros));
+        self.content_hashes.push(&e.content_hash);
+        self.states.push(e.state.as_str());
+        self.term_freqs.push(terms.frequencies_json());
+        self.text_lengths.push(i64::from(terms.length));
+        self.reasons.push(reason);
+        if e.state == LifecycleState::Current {
+            self.queued.push((e.team, e.id.0, e.recorded_at));
+        }
+        for r in &e.refs {
+            self.ref_rows.0.push(e.team.0);
+            self.ref_rows.1.push(&r.kind);
+            self.ref_rows.2.push(&r.id);
+            self.ref_rows.3.push(e.id.0);
+        }
+        Ok(())
+    }
 }
 
 pub(crate) async fn append_event(

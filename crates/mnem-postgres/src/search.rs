@@ -111,6 +111,32 @@ pub async fn enqueue(
     Ok(())
 }
 
+/// Queues several documents of one kind (team, id, when), as [`enqueue`] queues one.
+pub async fn enqueue_batch(
+    tx: &deadpool_postgres::Transaction<'_>,
+    kind: &str,
+    documents: &[(TeamId, Uuid, Timestamp)],
+) -> Result<()> {
+    if documents.is_empty() {
+        return Ok(());
+    }
+    let teams: Vec<Uuid> = documents.iter().map(|(team, _, _)| team.0).collect();
+    let ids: Vec<Uuid> = documents.iter().map(|(_, id, _)| *id).collect();
+    let at: Vec<i64> = documents.iter().map(|(_, _, at)| at.as_micros()).collect();
+    prepared::execute(
+        tx,
+        "INSERT INTO search_jobs (team_id, target_kind, target_id, state, enqueued_at, \
+         updated_at) SELECT v.team_id, $1, v.id, 'pending', v.at, v.at \
+         FROM unnest($2::uuid[], $3::uuid[], $4::bigint[]) AS v (team_id, id, at) \
+         ON CONFLICT (team_id, target_kind, target_id) DO UPDATE SET state = 'pending', \
+         attempts = 0, last_error = NULL, enqueued_at = excluded.enqueued_at, \
+         updated_at = excluded.updated_at, claimed_until = NULL",
+        &[&kind, &teams, &ids, &at],
+    )
+    .await?;
+    Ok(())
+}
+
 /// Drops a document's job (its evidence left `current`, or its target was erased).
 pub async fn dequeue(
     tx: &deadpool_postgres::Transaction<'_>,
