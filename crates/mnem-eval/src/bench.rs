@@ -87,10 +87,18 @@ pub async fn run(options: &BenchOptions) -> Result<BenchReport, EvalError> {
         None => None,
     };
     let mut sizes = Vec::new();
+    // Each size is also printed to stderr when it is done: a long run shows what it has
+    // measured before it ends (stdout gets the whole report at the end).
+    let done = |size: SizeReport| {
+        eprint!("{}", size.section());
+        size
+    };
     for &items in &options.sizes {
-        sizes.push(run_size(items, options).await?);
+        sizes.push(done(run_size(items, options).await?));
         if let (Some(store), Some(url)) = (&postgres, &options.database) {
-            sizes.push(run_size_postgres(store.clone(), url, items, options).await?);
+            sizes.push(done(
+                run_size_postgres(store.clone(), url, items, options).await?,
+            ));
         }
     }
     Ok(BenchReport {
@@ -415,50 +423,61 @@ impl BenchReport {
             );
         }
         for size in &self.sizes {
-            let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
-            let _ = writeln!(
-                s,
-                "\n[{}] N = {} (largest team {}): ingest {:.0}/s ({:.1}s), vectors {:.0}/s, store {:.1} MiB, peak RSS {}",
-                size.backend,
-                size.items,
-                size.largest_team_items,
-                size.ingest_per_sec,
-                size.ingest_secs,
-                size.vectors_per_sec,
-                mib(size.store_bytes),
-                size.peak_rss_bytes
-                    .map_or("n/a".into(), |b| format!("{:.0} MiB", mib(b)))
-            );
-            match (size.index_build_secs, size.cold_start_ms, size.index_bytes) {
-                (Some(build), Some(cold), Some(bytes)) => {
-                    let _ = writeln!(
-                        s,
-                        "  vector index build + save (all teams, once): {build:.1}s, saved {:.1} MiB; \
-                         cold start (open → first hybrid recall, largest team): {cold:.0} ms",
-                        mib(bytes)
-                    );
-                }
-                (Some(build), Some(cold), None) => {
-                    let _ = writeln!(
-                        s,
-                        "  HNSW index build after the load (every size's rows): {build:.1}s; \
-                         cold start (connect → first hybrid recall, largest team): {cold:.0} ms"
-                    );
-                }
-                _ => {}
-            }
-            let _ = writeln!(
-                s,
-                "  {:<24} {:>9} {:>9} {:>9} {:>8}",
-                "recall ms", "p50", "p95", "p99", "results"
-            );
-            for p in &size.recall_ms {
+            s.push_str(&size.section());
+        }
+        s
+    }
+}
+
+impl SizeReport {
+    /// This size's part of [`BenchReport::table`].
+    pub fn section(&self) -> String {
+        use std::fmt::Write;
+        let size = self;
+        let mut s = String::new();
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        let _ = writeln!(
+            s,
+            "\n[{}] N = {} (largest team {}): ingest {:.0}/s ({:.1}s), vectors {:.0}/s, store {:.1} MiB, peak RSS {}",
+            size.backend,
+            size.items,
+            size.largest_team_items,
+            size.ingest_per_sec,
+            size.ingest_secs,
+            size.vectors_per_sec,
+            mib(size.store_bytes),
+            size.peak_rss_bytes
+                .map_or("n/a".into(), |b| format!("{:.0} MiB", mib(b)))
+        );
+        match (size.index_build_secs, size.cold_start_ms, size.index_bytes) {
+            (Some(build), Some(cold), Some(bytes)) => {
                 let _ = writeln!(
                     s,
-                    "  {:<24} {:>9.2} {:>9.2} {:>9.2} {:>8.1}",
-                    p.profile, p.latency_ms.p50, p.latency_ms.p95, p.latency_ms.p99, p.mean_results
+                    "  vector index build + save (all teams, once): {build:.1}s, saved {:.1} MiB; \
+                     cold start (open → first hybrid recall, largest team): {cold:.0} ms",
+                    mib(bytes)
                 );
             }
+            (Some(build), Some(cold), None) => {
+                let _ = writeln!(
+                    s,
+                    "  HNSW index build after the load (every size's rows): {build:.1}s; \
+                     cold start (connect → first hybrid recall, largest team): {cold:.0} ms"
+                );
+            }
+            _ => {}
+        }
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>9} {:>9} {:>9} {:>8}",
+            "recall ms", "p50", "p95", "p99", "results"
+        );
+        for p in &size.recall_ms {
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>9.2} {:>9.2} {:>9.2} {:>8.1}",
+                p.profile, p.latency_ms.p50, p.latency_ms.p95, p.latency_ms.p99, p.mean_results
+            );
         }
         s
     }

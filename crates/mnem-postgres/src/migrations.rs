@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_admin_keys.sql"),
     include_str!("migrations/0005_core_terms.sql"),
     include_str!("migrations/0006_statement_term_stats.sql"),
+    include_str!("migrations/0007_claim_order_indexes.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.

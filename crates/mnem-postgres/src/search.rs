@@ -177,10 +177,10 @@ pub async fn enqueue_graph_document(
     Ok(())
 }
 
-/// Claims up to `limit` pending jobs (evidence first, oldest first) under a lease, and
-/// reads their texts team by team under each team's row-level policy.
-/// Leases up to `limit` pending jobs: every team's, oldest first, or (`team`) one team's,
-/// newest first — a one-shot command's own write before that team's backlog.
+/// Leases up to `limit` pending jobs, evidence before discovery documents: every team's
+/// oldest first, or (`team`) one team's newest first — a one-shot command's own write
+/// before that team's backlog; then reads their texts team by team under each team's
+/// row-level policy.
 pub async fn claim_pending(
     client: &mut deadpool_postgres::Object,
     limit: usize,
@@ -188,30 +188,34 @@ pub async fn claim_pending(
     team: Option<TeamId>,
 ) -> Result<Vec<PendingDocument>> {
     let tx = crate::begin(client, None, false).await?;
-    let order = if team.is_some() { "DESC" } else { "ASC" };
-    let claimed = tx
-        .query(
-            &format!(
-                "WITH claimable AS ( \
-                    SELECT team_id, target_kind, target_id FROM search_jobs \
-                    WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < $1) \
-                      AND ($4::uuid IS NULL OR team_id = $4) \
-                    ORDER BY (target_kind <> 'evidence'), enqueued_at {order}, target_id {order} \
-                    LIMIT $2 FOR UPDATE SKIP LOCKED) \
-                 UPDATE search_jobs j SET claimed_until = $1 + $3 FROM claimable c \
-                 WHERE j.team_id = c.team_id AND j.target_kind = c.target_kind \
-                   AND j.target_id = c.target_id \
-                 RETURNING j.team_id, j.target_kind, j.target_id, j.enqueued_at"
-            ),
-            &[
-                &now.as_micros(),
-                &(limit as i64),
-                &LEASE_MICROS,
-                &team.map(|t| t.0),
-            ],
-        )
-        .await
-        .db()?;
+    // Each form walks its index (migration 0007) in the order it claims, so a claim reads
+    // about the rows it takes however long the queue is: the one statement with an
+    // optional team and a computed order sorted every pending job (0.6 s a claim with
+    // 920k pending).
+    let (filter, order) = match team {
+        None => ("", "ASC"),
+        Some(_) => ("AND team_id = $4", "DESC"),
+    };
+    let sql = format!(
+        "WITH claimable AS ( \
+            SELECT team_id, target_kind, target_id FROM search_jobs \
+            WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < $1) {filter} \
+            ORDER BY (target_kind <> 'evidence'), enqueued_at {order}, target_id {order} \
+            LIMIT $2 FOR UPDATE SKIP LOCKED) \
+         UPDATE search_jobs j SET claimed_until = $1 + $3 FROM claimable c \
+         WHERE j.team_id = c.team_id AND j.target_kind = c.target_kind \
+           AND j.target_id = c.target_id \
+         RETURNING j.team_id, j.target_kind, j.target_id, j.enqueued_at"
+    );
+    let (now_micros, limit) = (now.as_micros(), limit as i64);
+    let claimed = match team {
+        None => tx.query(&sql, &[&now_micros, &limit, &LEASE_MICROS]).await,
+        Some(team) => {
+            tx.query(&sql, &[&now_micros, &limit, &LEASE_MICROS, &team.0])
+                .await
+        }
+    }
+    .db()?;
     let mut jobs: Vec<(i64, Uuid, String, Uuid)> = claimed
         .iter()
         .map(|row| Ok((col(row, 3)?, col(row, 0)?, col(row, 1)?, col(row, 2)?)))
