@@ -81,7 +81,8 @@ fn vector_index_sql(dims: usize) -> String {
 /// ([`build_vector_indexes`]). Until the build, the vector branch scans: exact, slower.
 pub async fn drop_vector_indexes(config: &Config, dims: usize) -> Result<()> {
     let sql = format!(
-        "DROP INDEX IF EXISTS evidence_vectors_hnsw_{dims};          DROP INDEX IF EXISTS graph_documents_hnsw_{dims};"
+        "DROP INDEX IF EXISTS evidence_vectors_hnsw_{dims}; \
+         DROP INDEX IF EXISTS graph_documents_hnsw_{dims};"
     );
     as_owner(config, |client| {
         Box::pin(async move { client.batch_execute(&sql).await.db() })
