@@ -314,6 +314,49 @@ pub async fn tier_and_graph_never_move_evidence<S: Backend>(fx: Fixture<S>) {
     );
 }
 
+/// Seed 000 "tier cannot bypass query relevance", both ways: a proven item rises above an
+/// equally relevant plain one, and a fact that matches weakly stays below plain items
+/// that match well — while still being a result, so the order is the signal's doing.
+pub async fn tier_lifts_among_equals_and_never_past_relevance<S: Backend>(fx: Fixture<S>) {
+    // Same length, same query terms: equal full-text relevance. The plain item is newer,
+    // so without the signal it wins the tie.
+    let proven_text = "Mark works on Dense-Mem daily";
+    let proven = write(
+        &fx,
+        &fx.actor,
+        claim(proven_text, "Mark", "works_on", "Dense-Mem"),
+    )
+    .await;
+    assert_eq!(proven.relationships[0].tier, Tier::ValidatedClaim);
+    let plain = fx.remember("Mark works on Dense-Mem nightly").await;
+    let weak_text = "Ana filed the quarterly budget notes with Mark";
+    let fact = write(
+        &fx,
+        &fx.actor,
+        json!({
+            "evidence": [{"content": weak_text, "authority": "authoritative"}],
+            "relationships": [{
+                "subject": {"name": "Ana"}, "predicate": "filed",
+                "object": {"entity": {"name": "quarterly budget notes"}},
+                "supports": [{"evidence": 0, "start": 0, "end": weak_text.chars().count()}]
+            }]
+        }),
+    )
+    .await;
+    assert_eq!(fact.relationships[0].tier, Tier::Fact);
+    let query = || RecallQuery {
+        path_limit: 0,
+        ..RecallQuery::text("Mark Dense-Mem")
+    };
+    let fact_id = fact.evidence[0].evidence_id;
+    let proven_id = proven.evidence[0].evidence_id;
+    let hits = recall(&fx, &fx.actor, query()).await.hits;
+    assert_eq!(ids(&hits), vec![proven_id, plain.id, fact_id]);
+    let without = fx.with_profile(mnem_core::pipeline::CONVEX_2_PROFILE);
+    let unweighed = recall(&without, &without.actor, query()).await.hits;
+    assert_eq!(ids(&unweighed), vec![plain.id, proven_id, fact_id]);
+}
+
 pub async fn graph_context_never_becomes_evidence<S: Backend>(fx: Fixture<S>) {
     let mut request = claim("Mark works on Dense-Mem", "Mark", "works_on", "Dense-Mem");
     request["relationships"][0]["object"]["entity"]["aliases"] = json!(["Zephyrine"]);

@@ -97,6 +97,7 @@ macro_rules! conformance_suite {
                 trace_reconstructs_supports_verification_and_lineage,
                 trace_quotes_within_its_byte_bound_and_says_when_it_cut,
                 tier_and_graph_never_move_evidence,
+                tier_lifts_among_equals_and_never_past_relevance,
                 graph_context_never_becomes_evidence,
                 candidates_never_enter_discovery,
                 quarantined_evidence_leaves_recall_and_support,

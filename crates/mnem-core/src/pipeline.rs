@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::anchors::{parse_anchors, Anchor};
 use crate::order::sort_hits;
-use crate::signals;
+use crate::signals::{self, Support};
 use crate::temporal::{parse_time_hint, TimeRange};
 use crate::text::floor_char_boundary;
 use crate::window::WindowItem;
@@ -53,6 +53,13 @@ pub struct RankingProfile {
     pub temporal_boost: f64,
     pub group_boost: f64,
     pub recency_boost: f64,
+    /// Bounded support signals ([`crate::signals::Support`]), applied after fusion like
+    /// the boosts above: the best tier of the discoverable relationships an item proves
+    /// (`fact` full, `validated_claim` half), and other source groups that wrote the same
+    /// text. They reorder items of close relevance; they never make an unmatched item a
+    /// candidate, and an item without support never gains. 0 skips the store read.
+    pub tier_boost: f64,
+    pub corroboration_boost: f64,
     /// Follow-on credit ([`crate::follow`]): the next item after each of the first
     /// `limit` results in its source group scores at least this share of that result.
     /// 0 turns it off (and skips the store read it needs).
@@ -99,20 +106,35 @@ pub const CONVEX_1_PROFILE: RankingProfile = RankingProfile {
     temporal_boost: 0.5,
     group_boost: 0.0,
     recency_boost: 0.0,
+    tier_boost: 0.0,
+    corroboration_boost: 0.0,
     follow_share: 0.0,
     vector_required: false,
 };
 
-/// Hybrid: `convex-1` plus follow-on credit ([`crate::follow`]) at 0.7 — the item after a
-/// strong match in its group ranks at least 0.7 of it. What every recall uses unless
-/// told otherwise. On the development files (window 2) it lifted LoCoMo turn recall@5
-/// 0.537 → 0.617 and MRR 0.464 → 0.497, and LongMemEval turn any@5 0.860 → 0.871 with
-/// its session ranks unchanged; 0.5 gained half as much, 0.85 no more (ARCHITECTURE has
-/// the table).
-pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+/// `convex-1` plus follow-on credit ([`crate::follow`]) at 0.7 — the item after a strong
+/// match in its group ranks at least 0.7 of it. On the development files (window 2) it
+/// lifted LoCoMo turn recall@5 0.537 → 0.617 and MRR 0.464 → 0.497, and LongMemEval turn
+/// any@5 0.860 → 0.871 with its session ranks unchanged; 0.5 gained half as much, 0.85 no
+/// more (ARCHITECTURE has the table). Kept to compare.
+pub const CONVEX_2_PROFILE: RankingProfile = RankingProfile {
     version: Cow::Borrowed("convex-2"),
     follow_share: 0.7,
     ..CONVEX_1_PROFILE
+};
+
+/// Hybrid: `convex-2` plus the bounded support signals — an item proving a `fact` ranks
+/// up to 15% higher (`validated_claim` 7.5%), one whose text two other source groups
+/// also wrote up to 10%. What every recall uses unless told otherwise. The bounds are
+/// chosen, not fitted: the development files hold conversations without relationships or
+/// repeated texts, where this profile ranks exactly as `convex-2` (the signals enter only
+/// when a candidate has support); small enough that an item needs ~87% of a plain item's
+/// relevance before a fact's credit can pass it (the conformance suite holds both sides).
+pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+    version: Cow::Borrowed("convex-3"),
+    tier_boost: 0.15,
+    corroboration_boost: 0.1,
+    ..CONVEX_2_PROFILE
 };
 
 /// Reciprocal rank fusion with equal weights, the first default, kept to compare.
@@ -126,7 +148,7 @@ pub const RRF_PROFILE: RankingProfile = RankingProfile {
 /// The full-text branch alone, with the same reranking (follow-on credit included): the
 /// baseline `mnem eval` compares against.
 pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("lexical-2"),
+    version: Cow::Borrowed("lexical-3"),
     vector_branch: false,
     ..DEFAULT_PROFILE
 };
@@ -134,7 +156,7 @@ pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
 /// The vector branch alone (needs an embedder; a recall that cannot embed its query
 /// fails rather than silently answering from the full-text branch).
 pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("vector-2"),
+    version: Cow::Borrowed("vector-3"),
     lexical_branch: false,
     vector_required: true,
     ..DEFAULT_PROFILE
@@ -142,7 +164,7 @@ pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
 
 /// The numeric constants a profile spec may override (`NAME:key=value`), which are also
 /// what `mnem eval --fit` searches over.
-pub const NUMERIC_KEYS: [&str; 12] = [
+pub const NUMERIC_KEYS: [&str; 14] = [
     "rrf_k",
     "lexical_weight",
     "vector_weight",
@@ -154,6 +176,8 @@ pub const NUMERIC_KEYS: [&str; 12] = [
     "temporal_boost",
     "group_boost",
     "recency_boost",
+    "tier_boost",
+    "corroboration_boost",
     "follow_share",
 ];
 
@@ -162,6 +186,7 @@ pub fn profile_named(name: &str) -> Option<RankingProfile> {
     [
         ("hybrid", DEFAULT_PROFILE),
         ("convex-1", CONVEX_1_PROFILE),
+        ("convex-2", CONVEX_2_PROFILE),
         ("rrf", RRF_PROFILE),
         ("lexical", LEXICAL_PROFILE),
         ("vector", VECTOR_PROFILE),
@@ -216,6 +241,8 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
             "temporal_boost" => profile.temporal_boost = number,
             "group_boost" => profile.group_boost = number,
             "recency_boost" => profile.recency_boost = number,
+            "tier_boost" => profile.tier_boost = number,
+            "corroboration_boost" => profile.corroboration_boost = number,
             "follow_share" if number <= 1.0 => profile.follow_share = number,
             "vector_min_similarity" | "follow_share" | "branch_pool" => {
                 return Err(invalid(format!("{key}: {value} is out of range")))
@@ -259,6 +286,9 @@ pub struct ScoreComponents {
     /// (0 when the profile does not weigh them: they are not computed then).
     pub group: f64,
     pub recency: f64,
+    /// What memory says for the item ([`crate::signals::Support`]); the default when the
+    /// profile does not weigh it (it is not read then).
+    pub support: Support,
     /// The result this one follows in its group, when follow-on credit set its score.
     pub follows: Option<EvidenceId>,
 }
@@ -486,9 +516,13 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
                 own_relevance.entry(id).or_insert(relevance);
             }
             let relevance = candidate.relevance;
-            let entry = fused
-                .entry(id)
-                .or_insert_with(|| (candidate.evidence, ScoreComponents::default()));
+            let entry = fused.entry(id).or_insert_with(|| {
+                let components = ScoreComponents {
+                    support: candidate.support,
+                    ..ScoreComponents::default()
+                };
+                (candidate.evidence, components)
+            });
             let slot = match branch.branch {
                 Branch::Lexical => &mut entry.1.lexical_rank,
                 Branch::Vector => &mut entry.1.vector_rank,
@@ -543,7 +577,10 @@ impl BestRelevance {
 /// Bounded multiplicative signals. The multiplier is divided by its maximum, so a score
 /// stays in (0, 1] and a boost can reorder close results but never lift an unrelated one
 /// past a strong match by more than the boost's bound. Phrase and time are all-or-nothing;
-/// group support and recency are graded, judged over the fused pool before any boost.
+/// group support and recency are graded, judged over the fused pool before any boost;
+/// tier and corroboration are graded per item ([`Support`]) and enter the maximum only
+/// when some candidate has any, so a team without relationships or repeated texts scores
+/// exactly as before they existed.
 fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     let phrase_weight = if plan.phrases.is_empty() {
         0.0
@@ -555,8 +592,23 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     } else {
         0.0
     };
-    let max_multiplier =
-        1.0 + phrase_weight + temporal_weight + profile.group_boost + profile.recency_boost;
+    let supported = |grade: fn(&Support) -> f64, weight: f64| {
+        let any = hits.iter().any(|hit| grade(&hit.components.support) > 0.0);
+        if any {
+            weight
+        } else {
+            0.0
+        }
+    };
+    let tier_weight = supported(Support::tier_grade, profile.tier_boost);
+    let corroboration_weight = supported(Support::corroboration_grade, profile.corroboration_boost);
+    let max_multiplier = 1.0
+        + phrase_weight
+        + temporal_weight
+        + profile.group_boost
+        + profile.recency_boost
+        + tier_weight
+        + corroboration_weight;
     // Pool-wide passes only when the profile weighs them: a hot-path cost otherwise.
     let unweighed = || vec![0.0; hits.len()];
     let group = if profile.group_boost > 0.0 {
@@ -583,7 +635,9 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
             + flag(components.phrase, phrase_weight)
             + flag(components.temporal, temporal_weight)
             + profile.group_boost * group
-            + profile.recency_boost * recency;
+            + profile.recency_boost * recency
+            + tier_weight * components.support.tier_grade()
+            + corroboration_weight * components.support.corroboration_grade();
         hit.score = Score::from_unit(components.fused * multiplier / max_multiplier);
     }
 }
@@ -666,6 +720,7 @@ fn fit_neighbours(hits: &[RecallHit], kept: &mut [Vec<bool>], mut left: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Tier;
     use crate::{NewEvidence, ProfileId, TeamId};
     use uuid::Uuid;
 
@@ -719,11 +774,12 @@ mod tests {
     #[test]
     fn profiles_are_named_by_short_name_or_version_and_unknown_names_are_none() {
         assert_eq!(profile_named("hybrid"), Some(DEFAULT_PROFILE));
-        assert_eq!(profile_named("convex-2"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-3"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-2"), Some(CONVEX_2_PROFILE));
         assert_eq!(profile_named("convex-1"), Some(CONVEX_1_PROFILE));
         assert_eq!(profile_named("rrf-1"), Some(RRF_PROFILE));
         assert_eq!(profile_named("lexical"), Some(LEXICAL_PROFILE));
-        assert_eq!(profile_named("vector-2"), Some(VECTOR_PROFILE));
+        assert_eq!(profile_named("vector-3"), Some(VECTOR_PROFILE));
         assert_eq!(profile_named("bm25"), None);
     }
 
@@ -746,12 +802,14 @@ mod tests {
             candidates: items
                 .iter()
                 .enumerate()
-                .map(|(i, e)| Candidate {
-                    evidence: (*e).clone(),
-                    relevance: Some(match branch {
-                        Branch::Lexical => (items.len() - i) as f64,
-                        Branch::Vector => 0.9 - 0.01 * i as f64,
-                    }),
+                .map(|(i, e)| {
+                    Candidate::new(
+                        (*e).clone(),
+                        Some(match branch {
+                            Branch::Lexical => (items.len() - i) as f64,
+                            Branch::Vector => 0.9 - 0.01 * i as f64,
+                        }),
+                    )
                 })
                 .collect(),
         }
@@ -1004,6 +1062,110 @@ mod tests {
             &boosted,
         );
         assert_eq!(ids(&hits)[0], 1);
+    }
+
+    /// One full-text branch over `items` with the given relevances and supports.
+    fn supported_branch(items: &[(&Evidence, f64, Support)]) -> BranchCandidates {
+        let evidence: Vec<&Evidence> = items.iter().map(|(e, _, _)| *e).collect();
+        let mut lexical = branch(Branch::Lexical, &evidence);
+        for (candidate, (_, relevance, support)) in lexical.candidates.iter_mut().zip(items) {
+            candidate.relevance = Some(*relevance);
+            candidate.support = *support;
+        }
+        lexical
+    }
+
+    const FACT: Support = Support {
+        tier: Some(Tier::Fact),
+        other_source_groups: 0,
+    };
+
+    #[test]
+    fn a_supported_item_rises_above_an_equally_relevant_plain_one() {
+        // Equal relevance; the plain item is newer, so it wins the tie without support.
+        let (proven, plain) = (evidence(1, "x", 1), evidence(2, "x", 2));
+        let unsupported = supported_branch(&[
+            (&plain, 4.0, Support::default()),
+            (&proven, 4.0, Support::default()),
+        ]);
+        let query = plan(RecallQuery::text("zzz"));
+        let hits = rank(vec![unsupported], &query, &ACTOR, &DEFAULT_PROFILE);
+        assert_eq!(ids(&hits), [2, 1]);
+        for support in [
+            FACT,
+            Support {
+                tier: Some(Tier::ValidatedClaim),
+                other_source_groups: 0,
+            },
+            Support {
+                tier: None,
+                other_source_groups: 1,
+            },
+        ] {
+            let lexical =
+                supported_branch(&[(&plain, 4.0, Support::default()), (&proven, 4.0, support)]);
+            let hits = rank(vec![lexical], &query, &ACTOR, &DEFAULT_PROFILE);
+            assert_eq!(ids(&hits), [1, 2], "{support:?}");
+            assert_eq!(hits[0].components.support, support);
+            assert!(hits[0].score.value() <= 1.0);
+        }
+    }
+
+    #[test]
+    fn a_candidate_tier_earns_nothing() {
+        let (claimed, plain) = (evidence(1, "x", 1), evidence(2, "x", 2));
+        let candidate = Support {
+            tier: Some(Tier::Candidate),
+            other_source_groups: 0,
+        };
+        let lexical = supported_branch(&[
+            (&plain, 4.0, Support::default()),
+            (&claimed, 4.0, candidate),
+        ]);
+        let hits = rank(
+            vec![lexical],
+            &plan(RecallQuery::text("zzz")),
+            &ACTOR,
+            &DEFAULT_PROFILE,
+        );
+        assert_eq!(ids(&hits), [2, 1]);
+        assert_eq!(hits[0].score, hits[1].score);
+    }
+
+    #[test]
+    fn tier_cannot_lift_a_weak_match_past_a_strong_one() {
+        // Every support signal at its bound multiplies by 1.25 at most. One branch maps
+        // relevance r to r/(1+r): the plain item scores 0.9; a fact at 2 (0.667, 74% of
+        // it) stays second; at 6 (0.857, 95%) the credit decides.
+        let (fact, plain) = (evidence(1, "x", 1), evidence(2, "x", 2));
+        let full = Support {
+            tier: Some(Tier::Fact),
+            other_source_groups: 5,
+        };
+        let query = plan(RecallQuery::text("zzz"));
+        for (relevance, expected) in [(2.0, [2, 1]), (6.0, [1, 2])] {
+            let lexical =
+                supported_branch(&[(&plain, 9.0, Support::default()), (&fact, relevance, full)]);
+            let hits = rank(vec![lexical], &query, &ACTOR, &DEFAULT_PROFILE);
+            assert_eq!(ids(&hits), expected, "fact at {relevance} against 9");
+        }
+    }
+
+    #[test]
+    fn without_support_in_the_pool_scores_are_the_profile_without_signals() {
+        // The signals enter the normaliser only when some candidate has support, so a
+        // team without relationships scores exactly as convex-2 did.
+        let (a, b) = (evidence(1, "x", 1), evidence(2, "x", 2));
+        let lexical =
+            supported_branch(&[(&a, 5.0, Support::default()), (&b, 3.0, Support::default())]);
+        let query = plan(RecallQuery::text("zzz"));
+        let now = rank(vec![lexical.clone()], &query, &ACTOR, &DEFAULT_PROFILE);
+        let before = rank(vec![lexical], &query, &ACTOR, &CONVEX_2_PROFILE);
+        let scores = |hits: &[RecallHit]| hits.iter().map(|h| h.score).collect::<Vec<_>>();
+        assert_eq!(scores(&now), scores(&before));
+        let with_fact = supported_branch(&[(&a, 5.0, Support::default()), (&b, 3.0, FACT)]);
+        let lowered = rank(vec![with_fact], &query, &ACTOR, &DEFAULT_PROFILE);
+        assert!(lowered[0].score.value() < now[0].score.value());
     }
 
     #[test]

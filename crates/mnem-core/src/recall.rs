@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::normalise_kind;
 use crate::graph::{DiscoveryPath, DEFAULT_PATH_LIMIT, MAX_PATH_LIMIT};
 use crate::pipeline::RecallHit;
+use crate::signals::Support;
 use crate::text::query_terms;
 use crate::window::{WindowItem, MAX_WINDOW};
 use crate::{
@@ -340,10 +341,24 @@ impl RecallQuery {
 /// What a backend branch hands the core: an eligible evidence record and the branch's raw
 /// relevance (larger is better), or `None` when the branch cannot rank (a listing).
 /// Branches return candidates best first; fusion uses the position, not the number.
+/// `support` is not the branch's to fill: the service reads it for the fused pool when
+/// the ranking profile weighs it (default: supports nothing, one source).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub evidence: Evidence,
     pub relevance: Option<f64>,
+    pub support: Support,
+}
+
+impl Candidate {
+    /// A branch's candidate, with no support read yet.
+    pub fn new(evidence: Evidence, relevance: Option<f64>) -> Self {
+        Self {
+            evidence,
+            relevance,
+            support: Support::default(),
+        }
+    }
 }
 
 /// One result in the public shape: the context and the handles a client needs, and
@@ -438,17 +453,15 @@ mod tests {
     fn candidate(id: u128, observed: i64, relevance: Option<f64>) -> Candidate {
         let mut new = NewEvidence::new(format!("item {id}"));
         new.observed_at = Some(Timestamp::from_seconds(observed));
-        Candidate {
-            evidence: new
-                .into_evidence(
-                    EvidenceId(Uuid::from_u128(id)),
-                    TEAM,
-                    OWNER,
-                    Timestamp::from_seconds(observed),
-                )
-                .unwrap(),
-            relevance,
-        }
+        let evidence = new
+            .into_evidence(
+                EvidenceId(Uuid::from_u128(id)),
+                TEAM,
+                OWNER,
+                Timestamp::from_seconds(observed),
+            )
+            .unwrap();
+        Candidate::new(evidence, relevance)
     }
 
     #[test]

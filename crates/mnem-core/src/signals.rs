@@ -1,11 +1,52 @@
-//! Signals computed over the whole fused candidate pool rather than one candidate: how
-//! relevant a result's source group is, and where it sits in the pool's time span. Pure
-//! functions of the candidates, so every backend that returns the same pool gets the same
-//! signals.
+//! Signals beyond a candidate's own match. Over the whole fused pool: how relevant a
+//! result's source group is, and where it sits in the pool's time span. Per candidate,
+//! read from memory rather than the text: what the relationships it proves have earned,
+//! and how many independent sources stand behind it ([`Support`]). Pure functions, so
+//! every backend that returns the same pool and support gets the same signals.
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+
+use crate::graph::Tier;
 use crate::{RecallHit, TeamId};
+
+/// What memory says for an evidence item besides its text, read by the backend for the
+/// fused pool only (seed 000: a bounded tier weight and support signals, applied after
+/// relevance fusion). The default — supports nothing discoverable, one source — earns
+/// nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Support {
+    /// The best tier among the discoverable relationships (active, `validated_claim` or
+    /// `fact`, valid and known in the recall's time view) that cite this item; `None`
+    /// when it cites none — a `candidate` or held claim never counts.
+    pub tier: Option<Tier>,
+    /// Source groups other than the item's own that wrote this same text (its current
+    /// aliases', see content-hash de-duplication): independent corroboration.
+    pub other_source_groups: u32,
+}
+
+/// Other source groups that earn corroboration credit: two is full credit, so a text
+/// repeated across many feeds is not lifted without bound.
+pub const CORROBORATING_GROUPS: u32 = 2;
+
+impl Support {
+    /// The tier's grade in [0, 1]: `fact` 1, `validated_claim` ½, anything else 0.
+    pub fn tier_grade(&self) -> f64 {
+        match self.tier {
+            Some(Tier::Fact) => 1.0,
+            Some(Tier::ValidatedClaim) => 0.5,
+            Some(Tier::Candidate) | None => 0.0,
+        }
+    }
+
+    /// Corroboration's grade in [0, 1]: each other source group, up to
+    /// [`CORROBORATING_GROUPS`], earns an equal share.
+    pub fn corroboration_grade(&self) -> f64 {
+        f64::from(self.other_source_groups.min(CORROBORATING_GROUPS))
+            / f64::from(CORROBORATING_GROUPS)
+    }
+}
 
 /// How many of a group's other candidates speak for it. Two, not one: a single strong
 /// sibling is already a hit of its own, while a second says the conversation (session,
@@ -149,6 +190,31 @@ mod tests {
         let support = group_support(&hits);
         assert_eq!(support[0], 0.0);
         assert!(support[1] > 0.0);
+    }
+
+    #[test]
+    fn only_discoverable_tiers_and_extra_groups_earn_a_grade() {
+        let plain = Support::default();
+        assert_eq!(plain.tier_grade(), 0.0);
+        assert_eq!(plain.corroboration_grade(), 0.0);
+        let candidate = Support {
+            tier: Some(Tier::Candidate),
+            other_source_groups: 0,
+        };
+        assert_eq!(candidate.tier_grade(), 0.0);
+        assert_eq!(candidate.corroboration_grade(), 0.0);
+        let claim = Support {
+            tier: Some(Tier::ValidatedClaim),
+            other_source_groups: 1,
+        };
+        assert_eq!(claim.tier_grade(), 0.5);
+        assert_eq!(claim.corroboration_grade(), 0.5);
+        let fact = Support {
+            tier: Some(Tier::Fact),
+            other_source_groups: 40,
+        };
+        assert_eq!(fact.tier_grade(), 1.0);
+        assert_eq!(fact.corroboration_grade(), 1.0);
     }
 
     #[test]

@@ -329,10 +329,10 @@ async fn query_candidates(
     let rows = tx.query(sql, &param_refs(params)).await.db()?;
     rows.iter()
         .map(|row| {
-            Ok(Candidate {
-                evidence: evidence_from_row(row)?,
-                relevance: col(row, EVIDENCE_COLUMN_COUNT)?,
-            })
+            Ok(Candidate::new(
+                evidence_from_row(row)?,
+                col(row, EVIDENCE_COLUMN_COUNT)?,
+            ))
         })
         .collect()
 }

@@ -25,6 +25,7 @@ use graph::PgRows;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::signals::Support;
 use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
     LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
@@ -524,6 +525,17 @@ impl GraphStore for PgStore {
             exact: self.vector_search == VectorSearch::Exact,
         };
         graph::graph_vector_seeds(&tx, actor, &search, &view).await
+    }
+
+    async fn evidence_support(
+        &self,
+        actor: &Actor,
+        evidence: Vec<EvidenceId>,
+        view: GraphView,
+    ) -> Result<HashMap<EvidenceId, Support>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        graph::evidence_support(&tx, actor, &evidence, &view).await
     }
 
     async fn edges_supported_by(

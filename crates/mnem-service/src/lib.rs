@@ -26,7 +26,7 @@ use mnem_core::{
     NewEvidence, RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
-use mnem_store::{Degradation, GraphStore, SearchFreshness, SearchIndex, StoreError};
+use mnem_store::{Degradation, GraphStore, GraphView, SearchFreshness, SearchIndex, StoreError};
 use query_vectors::{QueryVectors, QUERY_VECTORS_KEPT};
 use serde::Serialize;
 use thiserror::Error;
@@ -363,6 +363,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             Some(Err(err)) => degraded.push(degradation(Branch::Vector, err.to_string(), now)),
             None => {}
         }
+        self.attach_support(actor, &plan, &mut branches).await?;
         Ok(Gathered {
             plan,
             branches,
@@ -370,6 +371,42 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             query_embedding,
             query_vector,
         })
+    }
+
+    /// The support signal's input ([`mnem_core::signals::Support`]): one store read for
+    /// every candidate of a ranked recall, under the recall's time view, when the profile
+    /// weighs tier or corroboration. A failed read fails the recall: support is read from
+    /// authoritative rows, and ranking without it would silently change the profile.
+    async fn attach_support(
+        &self,
+        actor: &Actor,
+        plan: &RecallPlan,
+        branches: &mut [BranchCandidates],
+    ) -> Result<()> {
+        let weighed = self.profile.tier_boost > 0.0 || self.profile.corroboration_boost > 0.0;
+        if !weighed || plan.is_listing() {
+            return Ok(());
+        }
+        let mut ids: Vec<EvidenceId> = branches
+            .iter()
+            .flat_map(|b| b.candidates.iter().map(|c| c.evidence.id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let view = GraphView {
+            valid_at: plan.query.valid_at,
+            known_at: plan.query.known_at,
+        };
+        let support = self.store.evidence_support(actor, ids, view).await?;
+        for candidate in branches.iter_mut().flat_map(|b| b.candidates.iter_mut()) {
+            if let Some(found) = support.get(&candidate.evidence.id) {
+                candidate.support = *found;
+            }
+        }
+        Ok(())
     }
 
     /// Follow-on credit ([`mnem_core::follow`]): one store read for the neighbours of each

@@ -89,6 +89,35 @@ pub fn discoverable_condition(view: &GraphView) -> String {
     sql
 }
 
+/// For the support signal: rows `(evidence_id, grade)`, one per cited item, with the best
+/// tier among the discoverable relationships (under the view) citing it — grade 2 for
+/// `fact`, 1 for `validated_claim`; an item no such relationship cites has no row. `team`
+/// is the team placeholder, `cited` a condition on `s.evidence_id` (`IN (…)`, `= ANY ($2)`).
+pub fn best_tiers(view: &GraphView, team: &str, cited: &str) -> String {
+    format!(
+        "SELECT s.evidence_id, MAX(CASE WHEN ({tier}) = 'fact' THEN 2 ELSE 1 END) \
+         FROM relationship_supports s JOIN relationships r \
+           ON r.team_id = s.team_id AND r.relationship_id = s.relationship_id \
+         WHERE s.team_id = {team} AND s.evidence_id {cited}{known}{discoverable} \
+         GROUP BY s.evidence_id",
+        tier = standing_expr(view, "to_tier", "r.tier"),
+        known = view
+            .known_at
+            .map(|k| format!(" AND r.recorded_at <= {}", k.as_micros()))
+            .unwrap_or_default(),
+        discoverable = discoverable_condition(view),
+    )
+}
+
+/// The tier a [`best_tiers`] grade stands for.
+pub fn tier_of_grade(grade: i64) -> mnem_core::graph::Tier {
+    if grade >= 2 {
+        mnem_core::graph::Tier::Fact
+    } else {
+        mnem_core::graph::Tier::ValidatedClaim
+    }
+}
+
 /// A conflict is a live claim, on a single-valued predicate or already disputed.
 pub const CONFLICTING: &str = "AND r.status IN ('active', 'disputed', 'pending_evidence', \
      'needs_review') AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \

@@ -170,10 +170,10 @@ pub fn lexical(
     );
     let mut prepared = conn.prepare_cached(&sql)?;
     let rows = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| {
-        Ok(Candidate {
-            evidence: evidence_from_row(row)?,
-            relevance: row.get(EVIDENCE_COLUMN_COUNT)?,
-        })
+        Ok(Candidate::new(
+            evidence_from_row(row)?,
+            row.get(EVIDENCE_COLUMN_COUNT)?,
+        ))
     })?;
     rows.collect()
 }
@@ -296,10 +296,9 @@ pub(crate) fn hydrate(
     Ok(selected
         .iter()
         .filter_map(|(relevance, doc)| {
-            by_doc.remove(doc).map(|evidence| Candidate {
-                evidence,
-                relevance: Some(*relevance),
-            })
+            by_doc
+                .remove(doc)
+                .map(|evidence| Candidate::new(evidence, Some(*relevance)))
         })
         .collect())
 }

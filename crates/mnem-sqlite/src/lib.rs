@@ -23,6 +23,7 @@ use graph::SqliteRows;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::signals::Support;
 use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
     LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
@@ -562,6 +563,17 @@ impl GraphStore for SqliteStore {
             graph::graph_vector_seeds(conn, &actor, &search, &view, ann)
         })
         .await
+    }
+
+    async fn evidence_support(
+        &self,
+        actor: &Actor,
+        evidence: Vec<EvidenceId>,
+        view: GraphView,
+    ) -> Result<HashMap<EvidenceId, Support>> {
+        let actor = *actor;
+        self.with_reader(move |conn| graph::evidence_support(conn, &actor, &evidence, &view))
+            .await
     }
 
     async fn edges_supported_by(

@@ -15,6 +15,7 @@ use mnem_core::graph::{
     Adjacency, GraphEdge, ObjectSummary, Proposal, Relationship, RelationshipOutcome,
     RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
 };
+use mnem_core::signals::Support;
 use mnem_core::{
     Access, Actor, ApiKeyRecord, Candidate, Clock, EmbeddingContract, EntityId, Evidence,
     EvidenceId, LifecycleEvent, Neighbours, NewEvidence, RecallQuery, RelationshipId, TeamId,
@@ -303,6 +304,16 @@ pub trait GraphStore: EvidenceStore {
         min_similarity: f64,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<(EntityId, f64)>>> + Send;
+
+    /// What memory says for each of `evidence` besides its text
+    /// ([`mnem_core::signals::Support`]): the best tier among the discoverable
+    /// relationships citing it under `view`. Items with nothing to say have no entry.
+    fn evidence_support(
+        &self,
+        actor: &Actor,
+        evidence: Vec<EvidenceId>,
+        view: GraphView,
+    ) -> impl Future<Output = Result<HashMap<EvidenceId, Support>>> + Send;
 
     /// Discoverable relationships supported by any of `evidence`, at most `limit`.
     fn edges_supported_by(

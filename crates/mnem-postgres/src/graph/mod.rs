@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use mnem_core::graph::{
     Adjacency, CitedSpan, GraphEdge, Relationship, Transition, VerificationEvent,
 };
+use mnem_core::signals::Support;
 use mnem_core::{
     Actor, EmbeddingContract, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp,
 };
@@ -335,6 +336,29 @@ pub async fn edges_supported_by(
     );
     let found = read::relationships_where(tx, actor, view, &condition, vec![boxed(ids)]).await?;
     read::edges(tx, actor, view, found).await
+}
+
+/// The support signal's read: per cited item of `evidence`, the best discoverable tier.
+pub async fn evidence_support(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    evidence: &[EvidenceId],
+    view: &GraphView,
+) -> Result<HashMap<EvidenceId, Support>> {
+    if evidence.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let ids: Vec<Uuid> = evidence.iter().map(|id| id.0).collect();
+    let sql = mnem_sql::best_tiers(view, "$1", "= ANY ($2)");
+    let rows = tx.query(&sql, &[&actor.team.0, &ids]).await.db()?;
+    let mut support = HashMap::new();
+    for row in rows {
+        let id: Uuid = col(&row, 0)?;
+        let grade: i32 = col(&row, 1)?;
+        let entry: &mut Support = support.entry(EvidenceId(id)).or_default();
+        entry.tier = Some(mnem_sql::tier_of_grade(i64::from(grade)));
+    }
+    Ok(support)
 }
 
 /// What a seed search looks for.

@@ -8,9 +8,12 @@ pub mod write;
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
+use std::collections::HashMap;
+
 use mnem_core::graph::{
     Adjacency, CitedSpan, GraphEdge, Relationship, Transition, VerificationEvent,
 };
+use mnem_core::signals::Support;
 use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
 use mnem_store::graph_read::TraceRows;
 use mnem_store::{GraphView, Result, StoreError};
@@ -381,6 +384,40 @@ pub fn edges_supported_by(
     )
     .db()?;
     read::edges(conn, actor, view, found).db()
+}
+
+/// The support signal's read: per cited item of `evidence`, the best discoverable tier.
+pub fn evidence_support(
+    conn: &Connection,
+    actor: &Actor,
+    evidence: &[EvidenceId],
+    view: &GraphView,
+) -> Result<HashMap<EvidenceId, Support>> {
+    if evidence.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let marks = vec!["?"; evidence.len()].join(", ");
+    let sql = mnem_sql::best_tiers(view, "?1", &format!("IN ({marks})"));
+    let mut params = vec![Value::Blob(actor.team.as_bytes().to_vec())];
+    params.extend(
+        evidence
+            .iter()
+            .map(|id| Value::Blob(id.as_bytes().to_vec())),
+    );
+    // Not cached: the IN list's length varies from call to call.
+    let mut stmt = conn.prepare(&sql).db()?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |row| {
+            Ok((row.get::<_, UuidBytes>(0)?, row.get::<_, i64>(1)?))
+        })
+        .db()?;
+    let mut support = HashMap::new();
+    for row in rows {
+        let (id, grade) = row.db()?;
+        let entry: &mut Support = support.entry(EvidenceId::from_bytes(id.0)).or_default();
+        entry.tier = Some(mnem_sql::tier_of_grade(grade));
+    }
+    Ok(support)
 }
 
 /// What a seed search looks for.
