@@ -250,9 +250,9 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                     render::remembered_request(&outcome, cli.json);
                 }
                 Some(RememberInput::Text(text)) => {
-                    let evidence = memory.remember(&actor, new_evidence(text, args)).await?;
-                    let reason = held_reason(memory.store(), &actor, &evidence).await?;
-                    render::remembered(&evidence, reason.as_deref(), cli.json);
+                    let stored = memory.remember(&actor, new_evidence(text, args)).await?;
+                    let reason = held_reason(memory.store(), &actor, &stored.evidence).await?;
+                    render::remembered(&stored, reason.as_deref(), cli.json);
                 }
                 None => {}
             }
@@ -280,10 +280,10 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         }
         Command::Retract(args) => {
             let memory = Memory::unchecked(store, None);
-            memory
+            let kept = memory
                 .retract_evidence_as(&actor, rights(args.admin), args.ids.clone(), args.reason)
                 .await?;
-            render::lifecycle("retracted", &args.ids, cli.json);
+            render::retracted(&args.ids, &kept, cli.json);
         }
         Command::Quarantine(args) => {
             let memory = Memory::unchecked(store, None);

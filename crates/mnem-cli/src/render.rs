@@ -1,6 +1,7 @@
 //! Output: human text by default, JSON with `--json`. Results go to stdout; nothing else
 //! does.
 
+use mnem_core::dedup::Duplicate;
 use mnem_core::graph::{
     DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -9,6 +10,7 @@ use mnem_core::{
     PublicWindowItem, RecallHit, ScoreComponents, TeamId,
 };
 use mnem_service::{EmbedReport, HeldEvidence, IssuedKey, Status};
+use mnem_store::Remembered;
 use serde::Serialize;
 use serde_json::json;
 
@@ -16,10 +18,11 @@ fn print_json(value: &serde_json::Value) {
     println!("{value}");
 }
 
-/// The new id; a write that screening held says so (stored, but never recalled).
-/// The new id; a held item also gets its state and reason (in the JSON, and as a
-/// warning naming the release command on stderr).
-pub fn remembered(evidence: &Evidence, held_because: Option<&str>, as_json: bool) {
+/// The id; a held item also gets its state and reason (in the JSON, and as a warning
+/// naming the release command on stderr); a repeat of a stored text says that the id is
+/// the stored item's (`duplicate` in the JSON, a note on stderr).
+pub fn remembered(stored: &Remembered, held_because: Option<&str>, as_json: bool) {
+    let evidence = &stored.evidence;
     let held = evidence.state != LifecycleState::Current;
     if as_json {
         let mut out = json!({ "evidence_id": evidence.id });
@@ -29,9 +32,24 @@ pub fn remembered(evidence: &Evidence, held_because: Option<&str>, as_json: bool
         if let Some(reason) = held_because {
             out["quarantined_because"] = json!(reason);
         }
+        if let Some(duplicate) = stored.duplicate {
+            out["duplicate"] = json!(duplicate);
+        }
         print_json(&out);
     } else {
         println!("{}", evidence.id);
+    }
+    match stored.duplicate {
+        Some(Duplicate::Alias) => eprintln!(
+            "note: this text is already stored as {}; this write was recorded beside it \
+             (no second item; `mnem show {}` lists its writes)",
+            evidence.id, evidence.id
+        ),
+        Some(Duplicate::Replay) => eprintln!(
+            "note: this exact write is already stored as {}; nothing changed",
+            evidence.id
+        ),
+        None => {}
     }
     match (evidence.state, held_because) {
         (LifecycleState::Quarantined, reason) => eprintln!(
@@ -202,6 +220,41 @@ pub fn corrected(outcome: &RelationshipOutcome, as_json: bool) {
             "relationship  {}  {} {} ({})",
             outcome.relationship_id, outcome.tier, outcome.status, outcome.verdict
         );
+    }
+}
+
+/// A retraction: each id retracted, or kept current because another write of the same
+/// text still stands (only the caller's writes were withdrawn).
+pub fn retracted(ids: &[EvidenceId], kept: &[EvidenceId], as_json: bool) {
+    let state = |id: &EvidenceId| {
+        if kept.contains(id) {
+            "current"
+        } else {
+            "retracted"
+        }
+    };
+    if as_json {
+        let items: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let mut item = json!({ "evidence_id": id, "state": state(id) });
+                if kept.contains(id) {
+                    item["still_written_by_others"] = json!(true);
+                }
+                item
+            })
+            .collect();
+        print_json(&json!(items));
+    } else {
+        for id in ids {
+            if kept.contains(id) {
+                println!(
+                    "kept {id}: your write was withdrawn; other writes of this text still stand"
+                );
+            } else {
+                println!("retracted {id}");
+            }
+        }
     }
 }
 

@@ -724,7 +724,8 @@ pub async fn teams_never_cross<S: Backend>(fx: Fixture<S>) {
         .store
         .remember(&other, shaped("the shared secret phrase"))
         .await
-        .expect("remember");
+        .expect("remember")
+        .evidence;
     for (shape, query) in every_shape(&mine, "secret") {
         want_set(&fx.recall(query.clone()).await, &[&mine], shape);
         want_set(&fx.recall_as(&other, query).await, &[&theirs], shape);
@@ -798,7 +799,10 @@ pub async fn a_batch_is_stored_in_order_and_searchable_at_once<S: Backend>(fx: F
             texts.iter().map(|t| NewEvidence::new(*t)).collect(),
         )
         .await
-        .expect("remember batch");
+        .expect("remember batch")
+        .into_iter()
+        .map(|stored| stored.evidence)
+        .collect::<Vec<_>>();
     let [alpha, bravo, held, charlie] = [&stored[0], &stored[1], &stored[2], &stored[3]];
     assert_eq!(stored.len(), texts.len());
     for (record, text) in stored.iter().zip(texts) {

@@ -1065,7 +1065,7 @@ pub async fn screened_evidence_is_held_reported_and_never_recalled<S: Backend>(f
         )
         .await;
     assert_eq!(
-        held.expect("stored, not dropped").state,
+        held.expect("stored, not dropped").evidence.state,
         LifecycleState::Quarantined
     );
     let log = fx
@@ -1187,13 +1187,14 @@ pub async fn only_the_author_or_an_admin_retracts_or_quarantines_evidence<S: Bac
             mnem_core::NewEvidence::new("the release train leaves on Monday"),
         )
         .await
-        .expect("remember");
-    let not_permitted = |result: Result<(), ServiceError>| {
+        .expect("remember")
+        .evidence;
+    fn not_permitted<T>(result: Result<T, ServiceError>) -> bool {
         matches!(
             result,
             Err(ServiceError::Store(StoreError::NotPermitted { .. }))
         )
-    };
+    }
     let retract = fx.memory.retract_evidence(&bob, vec![mine.id], None).await;
     assert!(not_permitted(retract), "bob cannot retract my evidence");
     let hold = fx
@@ -1209,7 +1210,8 @@ pub async fn only_the_author_or_an_admin_retracts_or_quarantines_evidence<S: Bac
         .memory
         .remember(&bob, mnem_core::NewEvidence::new("bob's train note"))
         .await
-        .expect("remember");
+        .expect("remember")
+        .evidence;
     fx.memory
         .retract_evidence(&bob, vec![his.id], None)
         .await

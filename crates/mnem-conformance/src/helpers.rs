@@ -82,6 +82,7 @@ impl<S: Backend> Fixture<S> {
             .remember(&self.actor, new)
             .await
             .expect("remember")
+            .evidence
     }
 
     /// Writes `content` observed `offset_seconds` after [`START`].

@@ -89,7 +89,9 @@ pub async fn lexical_relevance_is_the_cores_bm25_over_the_teams_own_texts<S: Bac
         fx.store
             .remember_batch(&fx.actor, batch)
             .await
-            .expect("remember batch"),
+            .expect("remember batch")
+            .into_iter()
+            .map(|stored| stored.evidence),
     );
     // A retracted text is hidden but still counted, like an index entry not yet removed;
     // a forgotten one is gone from the counts too.

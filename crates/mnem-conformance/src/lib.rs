@@ -15,6 +15,7 @@
 //! `mnem_service::Memory`, exactly as transports do.
 
 pub mod cases;
+pub mod dedup_cases;
 pub mod graph_cases;
 pub mod helpers;
 pub mod lexical_cases;
@@ -128,6 +129,16 @@ macro_rules! conformance_suite {
                 only_the_author_or_an_admin_retracts_or_quarantines_evidence,
             );
         }
+        mod dedup {
+            use super::*;
+            $crate::conformance_suite!(@dedup_cases $guard, $open;
+                a_repeated_text_is_one_item_with_each_write_recorded,
+                what_a_recall_can_tell_apart_is_never_merged,
+                the_same_words_elsewhere_in_a_sequence_stay_in_place,
+                retracting_one_write_keeps_the_others_support,
+                corroboration_by_other_groups_lifts_only_among_equals,
+            );
+        }
         mod lexical_branch {
             use super::*;
             $crate::conformance_suite!(@lexical_cases $guard, $open;
@@ -153,6 +164,17 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::graph_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@dedup_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::dedup_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

@@ -109,11 +109,21 @@ pub async fn evidence_window_never_shows_what_the_reader_could_not_recall<S: Bac
         }
         let item = match n {
             // Another team's item in a group of the same name, between two of ours.
-            4 => fx.store.remember(&other_team, new).await.expect("remember"),
+            4 => {
+                fx.store
+                    .remember(&other_team, new)
+                    .await
+                    .expect("remember")
+                    .evidence
+            }
             // Another profile's private item.
             6 => {
                 new.space = Space::Private;
-                fx.store.remember(&colleague, new).await.expect("remember")
+                fx.store
+                    .remember(&colleague, new)
+                    .await
+                    .expect("remember")
+                    .evidence
             }
             _ => fx.remember_with(new).await,
         };
@@ -250,6 +260,7 @@ pub async fn follow_on_credit_lifts_only_the_next_eligible_item_of_the_group<S: 
                 .remember(&colleague, private)
                 .await
                 .expect("remember")
+                .evidence
         } else {
             fx.remember_with(new).await
         };

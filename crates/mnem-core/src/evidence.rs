@@ -383,9 +383,12 @@ pub struct LifecycleEvent {
     pub reason: Option<String>,
 }
 
-/// Lowercase hex SHA-256 of the content bytes: the within-team de-duplication key.
+/// Lowercase hex SHA-256 of the content with its whitespace normalised
+/// ([`crate::dedup::normalise_content`]): the within-team de-duplication key. (Records
+/// stored before de-duplication hashed the exact text; for text without extra white
+/// space the two agree.)
 pub fn content_hash(content: &str) -> String {
-    let digest = Sha256::digest(content.as_bytes());
+    let digest = Sha256::digest(crate::dedup::normalise_content(content).as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -11,6 +11,7 @@ mod vocab;
 pub mod anchors;
 pub mod auth;
 pub mod clock;
+pub mod dedup;
 pub mod embedding;
 pub mod error;
 pub mod evidence;

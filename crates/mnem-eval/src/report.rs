@@ -36,6 +36,9 @@ pub struct IngestReport {
     /// how many of them a scored question cites: benign text must not be hidden.
     pub quarantined: usize,
     pub gold_quarantined: usize,
+    /// Turns that repeated a stored turn (same text, session and time) and so made no item
+    /// of their own (content-hash de-duplication).
+    pub deduplicated: usize,
 }
 
 /// Quality over one group of questions. Session metrics follow LongMemEval (a session
@@ -234,8 +237,9 @@ impl EvalReport {
         );
         let _ = writeln!(
             s,
-            "held by screening at write: {} turns, {} of them cited by a scored question",
-            i.quarantined, i.gold_quarantined
+            "held by screening at write: {} turns, {} of them cited by a scored question; \
+             repeats absorbed by de-duplication: {}",
+            i.quarantined, i.gold_quarantined, i.deduplicated
         );
         let budgets: Vec<String> = self.context_bytes.iter().map(|b| b.to_string()).collect();
         let _ = writeln!(

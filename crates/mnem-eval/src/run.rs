@@ -303,6 +303,7 @@ async fn ingest<S: GraphStore + SearchIndex>(
     let mut actors = Vec::new();
     let mut origins = Origins::new();
     let mut held: HashSet<(usize, &str)> = HashSet::new();
+    let mut deduplicated = 0;
     for (h, haystack) in dataset.haystacks.iter().enumerate() {
         let actor = memory.store().open_team(&haystack.team).await?;
         for (i, item) in haystack.items.iter().enumerate() {
@@ -312,11 +313,18 @@ async fn ingest<S: GraphStore + SearchIndex>(
             new.source = dataset.name.to_string();
             new.source_key = Some(item.group.clone());
             new.observed_at = Some(item.observed_at);
-            let evidence = memory.remember(&actor, new).await?;
-            if evidence.state == LifecycleState::Quarantined {
+            let stored = memory.remember(&actor, new).await?;
+            if stored.evidence.state == LifecycleState::Quarantined {
                 held.insert((h, item.id.as_str()));
             }
-            origins.insert(evidence.id, (h, i));
+            if stored.duplicate.is_some() {
+                // A turn replayed at the same place of its session: one item stands for
+                // both, and is credited to the first.
+                deduplicated += 1;
+                progress.inc(1);
+                continue;
+            }
+            origins.insert(stored.evidence.id, (h, i));
             progress.inc(1);
         }
         actors.push(actor);
@@ -355,6 +363,7 @@ async fn ingest<S: GraphStore + SearchIndex>(
             embeds_per_sec: report.embedded as f64 / embed_secs.max(1e-9),
             quarantined: held.len(),
             gold_quarantined: gold_held.len(),
+            deduplicated,
         },
     ))
 }

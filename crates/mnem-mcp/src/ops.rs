@@ -173,7 +173,8 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
 
     pub async fn retract(&self, caller: &Principal, input: RetractInput) -> Result<Value, OpError> {
         Self::writer(caller)?;
-        self.memory
+        let kept = self
+            .memory
             .retract_evidence_as(
                 &caller.actor,
                 caller.rights(),
@@ -181,7 +182,17 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
                 input.reason,
             )
             .await?;
-        Ok(json!({ "retracted": input.evidence_ids }))
+        // An item another writer also wrote stays: only the caller's write was withdrawn.
+        let retracted: Vec<_> = input
+            .evidence_ids
+            .iter()
+            .filter(|id| !kept.contains(id))
+            .collect();
+        let mut answer = json!({ "retracted": retracted });
+        if !kept.is_empty() {
+            answer["kept_written_by_others"] = json!(kept);
+        }
+        Ok(answer)
     }
 
     pub async fn release(&self, caller: &Principal, input: ReleaseInput) -> Result<Value, OpError> {

@@ -10,6 +10,7 @@
 
 mod candidates;
 mod credentials;
+mod dedup;
 mod graph;
 mod migrations;
 mod prepared;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
 use graph::PgRows;
+use mnem_core::dedup::Provenance;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -31,7 +33,8 @@ use mnem_core::{
     LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
     Timestamp,
 };
-use mnem_store::{batch_records, graph_read, graph_write};
+use mnem_store::dedup::NewRecord;
+use mnem_store::{batch_records, graph_read, graph_write, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -265,7 +268,7 @@ impl EvidenceStore for PgStore {
         self.open_profile(name, DEFAULT_PROFILE).await
     }
 
-    async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Evidence> {
+    async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Remembered> {
         let recorded_at = self.clock.now();
         let hold = new.quarantine.clone();
         let evidence = new.into_evidence(
@@ -274,31 +277,24 @@ impl EvidenceStore for PgStore {
             actor.profile,
             recorded_at,
         )?;
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), false).await?;
-        insert_evidence(&tx, &evidence, hold.as_deref()).await?;
-        tx.commit().await.db()?;
-        Ok(evidence)
+        let mut stored = self.store_records(actor, vec![(evidence, hold)]).await?;
+        Ok(stored.remove(0))
     }
 
     async fn remember_batch(
         &self,
         actor: &Actor,
         items: Vec<NewEvidence>,
-    ) -> Result<Vec<Evidence>> {
+    ) -> Result<Vec<Remembered>> {
         let records = batch_records(self.clock.as_ref(), actor, items)?;
+        self.store_records(actor, records).await
+    }
+
+    async fn writes(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<Provenance>> {
         let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), false).await?;
-        // Set-based: one statement per table. The statistics trigger locks the team's
-        // row before any term's (in key order), so two writers of a team queue rather
-        // than deadlock on its terms' rows.
-        let rows: Vec<(&Evidence, Option<&str>)> = records
-            .iter()
-            .map(|(evidence, hold)| (evidence, hold.as_deref()))
-            .collect();
-        insert_evidence_batch(&tx, &rows).await?;
-        tx.commit().await.db()?;
-        Ok(records.into_iter().map(|(evidence, _)| evidence).collect())
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        visible_evidence(&tx, actor, id).await?;
+        dedup::writes(&tx, actor, id).await
     }
 
     async fn get(&self, actor: &Actor, id: EvidenceId) -> Result<Evidence> {
@@ -332,7 +328,8 @@ impl EvidenceStore for PgStore {
     }
 
     async fn retract(&self, actor: &Actor, id: EvidenceId, reason: Option<String>) -> Result<()> {
-        self.retract_evidence(actor, vec![id], reason).await
+        self.retract_evidence(actor, vec![id], reason).await?;
+        Ok(())
     }
 
     async fn lexical_candidates(
@@ -404,9 +401,15 @@ impl GraphStore for PgStore {
         actor: &Actor,
         ids: Vec<EvidenceId>,
         reason: Option<String>,
-    ) -> Result<()> {
-        self.move_evidence(actor, ids, LifecycleState::Retracted, reason)
-            .await
+    ) -> Result<Vec<EvidenceId>> {
+        let at = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        let rows = PgRows { tx: &tx };
+        let kept = graph_write::retract_evidence(&rows, actor, &ids, reason.as_deref(), at).await?;
+        tx.commit().await.db()?;
+        Ok(kept)
     }
 
     async fn quarantine_evidence(
@@ -552,6 +555,43 @@ impl GraphStore for PgStore {
 }
 
 impl PgStore {
+    /// Validated records settled against the team's stored texts
+    /// ([`mnem_store::dedup`]) and written in one transaction: the fresh ones inserted
+    /// set-based, the repeated ones recorded as writes of the items they repeat.
+    async fn store_records(
+        &self,
+        actor: &Actor,
+        records: Vec<(Evidence, Option<String>)>,
+    ) -> Result<Vec<Remembered>> {
+        let now = self.clock.now();
+        let records = records
+            .into_iter()
+            .map(|(evidence, hold)| NewRecord {
+                evidence,
+                hold,
+                exact_text: false,
+            })
+            .collect();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        let rows = PgRows { tx: &tx };
+        let settled = mnem_store::dedup::settle(&rows, actor, records, now).await?;
+        // Set-based: one statement per table. The statistics trigger locks the team's
+        // row before any term's (in key order), so two writers of a team queue rather
+        // than deadlock on its terms' rows.
+        let fresh: Vec<(&Evidence, Option<&str>)> = settled
+            .fresh
+            .iter()
+            .map(|(evidence, hold)| (evidence, hold.as_deref()))
+            .collect();
+        if !fresh.is_empty() {
+            insert_evidence_batch(&tx, &fresh).await?;
+        }
+        settled.record(&rows, actor).await?;
+        tx.commit().await.db()?;
+        Ok(settled.answers)
+    }
+
     async fn move_evidence(
         &self,
         actor: &Actor,

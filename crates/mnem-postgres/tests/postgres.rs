@@ -118,7 +118,7 @@ async fn two_workers_never_claim_the_same_job() {
             .remember(&actor, NewEvidence::new(format!("note number {i}")))
             .await
             .unwrap();
-        written.insert(evidence.id);
+        written.insert(evidence.evidence.id);
     }
     let mut claimed = Vec::new();
     loop {

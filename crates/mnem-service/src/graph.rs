@@ -337,20 +337,23 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         actor: &Actor,
         ids: Vec<EvidenceId>,
         reason: Option<String>,
-    ) -> Result<()> {
+    ) -> Result<Vec<EvidenceId>> {
         self.retract_evidence_as(actor, Rights::Author, ids, reason)
             .await
     }
 
-    /// Retracts evidence (all or nothing). With author rights every id must be the
-    /// actor's own: another profile's is `NotPermitted`, naming the rule.
+    /// Retracts evidence (all or nothing). With author rights every id must be one the
+    /// actor wrote (the item's author, or the writer of a repeat of its text): another
+    /// profile's is `NotPermitted`, naming the rule. Only the actor's writes are
+    /// withdrawn: the ids returned stay current because another write of the same text
+    /// still stands (`mnem_store::GraphStore::retract_evidence`).
     pub async fn retract_evidence_as(
         &self,
         actor: &Actor,
         rights: Rights,
         ids: Vec<EvidenceId>,
         reason: Option<String>,
-    ) -> Result<()> {
+    ) -> Result<Vec<EvidenceId>> {
         check_ids("ids", &ids).map_err(StoreError::from)?;
         let reason = reason
             .map(|r| check_reason(&r))
@@ -401,7 +404,13 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             return Ok(());
         }
         for &id in ids {
-            if self.store.get(actor, id).await?.owner != actor.profile {
+            let wrote =
+                self.store.get(actor, id).await?.owner == actor.profile
+                    || (action == "retracted"
+                        && self.store.writes(actor, id).await?.iter().any(|w| {
+                            w.owner == actor.profile && w.state == LifecycleState::Current
+                        }));
+            if !wrote {
                 return Err(StoreError::NotPermitted {
                     id,
                     action,

@@ -26,7 +26,9 @@ use mnem_core::{
     NewEvidence, RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
-use mnem_store::{Degradation, GraphStore, GraphView, SearchFreshness, SearchIndex, StoreError};
+use mnem_store::{
+    Degradation, GraphStore, GraphView, Remembered, SearchFreshness, SearchIndex, StoreError,
+};
 use query_vectors::{QueryVectors, QUERY_VECTORS_KEPT};
 use serde::Serialize;
 use thiserror::Error;
@@ -184,15 +186,17 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     /// the embedding worker.
     ///
     /// Screened first (`mnem_core::screen`): an item that looks like an attempt to steer
-    /// a later reader is stored `quarantined`, with the reason in its lifecycle log.
-    pub async fn remember(&self, actor: &Actor, mut new: NewEvidence) -> Result<Evidence> {
+    /// a later reader is stored `quarantined`, with the reason in its lifecycle log. A
+    /// text the team already holds is answered with the stored item
+    /// (`Remembered::duplicate`).
+    pub async fn remember(&self, actor: &Actor, mut new: NewEvidence) -> Result<Remembered> {
         hold_if_flagged(&mut new);
         let held = new.quarantine.clone();
-        let evidence = self.store.remember(actor, new).await?;
+        let stored = self.store.remember(actor, new).await?;
         if let Some(reason) = held {
-            log_held(evidence.id, &reason);
+            log_held(stored.evidence.id, &reason);
         }
-        Ok(evidence)
+        Ok(stored)
     }
 
     /// Several writes in one transaction, each screened as [`Self::remember`] screens
@@ -202,7 +206,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         &self,
         actor: &Actor,
         mut items: Vec<NewEvidence>,
-    ) -> Result<Vec<Evidence>> {
+    ) -> Result<Vec<Remembered>> {
         let held: Vec<Option<String>> = items
             .iter_mut()
             .map(|new| {
@@ -211,9 +215,9 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             })
             .collect();
         let stored = self.store.remember_batch(actor, items).await?;
-        for (evidence, reason) in stored.iter().zip(&held) {
+        for (stored, reason) in stored.iter().zip(&held) {
             if let Some(reason) = reason {
-                log_held(evidence.id, reason);
+                log_held(stored.evidence.id, reason);
             }
         }
         Ok(stored)

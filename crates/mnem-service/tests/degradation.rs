@@ -265,7 +265,7 @@ async fn a_one_shot_write_stops_at_its_budget_after_its_newest_batch() {
     assert!(
         still_pending
             .iter()
-            .all(|d| d.target != mnem_store::DocumentTarget::Evidence(newest.id)),
+            .all(|d| d.target != mnem_store::DocumentTarget::Evidence(newest.evidence.id)),
         "the newest write has its vector"
     );
     let now = memory.store().clock().now();

@@ -43,7 +43,10 @@ async fn vector_profile_finds_a_paraphrase_that_shares_no_word_with_the_query() 
         .recall(&actor, query)
         .await
         .unwrap();
-    assert_eq!(vector.hits.first().map(|h| h.evidence.id), Some(cat.id));
+    assert_eq!(
+        vector.hits.first().map(|h| h.evidence.id),
+        Some(cat.evidence.id)
+    );
     assert!(vector
         .hits
         .iter()

@@ -109,6 +109,21 @@ pub fn best_tiers(view: &GraphView, team: &str, cited: &str) -> String {
     )
 }
 
+/// For the corroboration signal: rows `(evidence_id, groups)` with the number of distinct
+/// source groups among an item's current recorded writes (known at the view's
+/// `known_at`); an item written once has no row. Placeholders as [`best_tiers`].
+pub fn writing_groups(view: &GraphView, team: &str, written: &str) -> String {
+    format!(
+        "SELECT w.evidence_id, COUNT(DISTINCT w.source_group) FROM evidence_writes w \
+         WHERE w.team_id = {team} AND w.evidence_id {written} AND w.state = 'current'{known} \
+         GROUP BY w.evidence_id",
+        known = view
+            .known_at
+            .map(|k| format!(" AND w.recorded_at <= {}", k.as_micros()))
+            .unwrap_or_default(),
+    )
+}
+
 /// The tier a [`best_tiers`] grade stands for.
 pub fn tier_of_grade(grade: i64) -> mnem_core::graph::Tier {
     if grade >= 2 {

@@ -8,6 +8,7 @@
 mod ann;
 mod candidates;
 mod credentials;
+mod dedup;
 mod graph;
 mod lexical;
 mod migrations;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use graph::SqliteRows;
+use mnem_core::dedup::Provenance;
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -29,7 +31,8 @@ use mnem_core::{
     LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
     Timestamp,
 };
-use mnem_store::{batch_records, graph_read, graph_write};
+use mnem_store::dedup::NewRecord;
+use mnem_store::{batch_records, graph_read, graph_write, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -265,7 +268,7 @@ impl EvidenceStore for SqliteStore {
         self.open_profile(name, DEFAULT_PROFILE).await
     }
 
-    async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Evidence> {
+    async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Remembered> {
         let recorded_at = self.clock.now();
         let hold = new.quarantine.clone();
         let evidence = new.into_evidence(
@@ -274,28 +277,24 @@ impl EvidenceStore for SqliteStore {
             actor.profile,
             recorded_at,
         )?;
-        self.with_conn(move |conn| {
-            let tx = conn.transaction().db()?;
-            insert_evidence(&tx, &evidence, hold.as_deref())?;
-            tx.commit().db()?;
-            Ok(evidence)
-        })
-        .await
+        let mut stored = self.store_records(actor, vec![(evidence, hold)]).await?;
+        Ok(stored.remove(0))
     }
 
     async fn remember_batch(
         &self,
         actor: &Actor,
         items: Vec<NewEvidence>,
-    ) -> Result<Vec<Evidence>> {
+    ) -> Result<Vec<Remembered>> {
         let records = batch_records(self.clock.as_ref(), actor, items)?;
-        self.with_conn(move |conn| {
-            let tx = conn.transaction().db()?;
-            for (evidence, hold) in &records {
-                insert_evidence(&tx, evidence, hold.as_deref())?;
-            }
-            tx.commit().db()?;
-            Ok(records.into_iter().map(|(evidence, _)| evidence).collect())
+        self.store_records(actor, records).await
+    }
+
+    async fn writes(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<Provenance>> {
+        let actor = *actor;
+        self.with_reader(move |conn| {
+            visible_evidence(conn, &actor, id)?;
+            dedup::writes(conn, &actor, id)
         })
         .await
     }
@@ -338,7 +337,8 @@ impl EvidenceStore for SqliteStore {
     }
 
     async fn retract(&self, actor: &Actor, id: EvidenceId, reason: Option<String>) -> Result<()> {
-        self.retract_evidence(actor, vec![id], reason).await
+        self.retract_evidence(actor, vec![id], reason).await?;
+        Ok(())
     }
 
     async fn lexical_candidates(
@@ -416,9 +416,20 @@ impl GraphStore for SqliteStore {
         actor: &Actor,
         ids: Vec<EvidenceId>,
         reason: Option<String>,
-    ) -> Result<()> {
-        self.move_evidence(actor, ids, LifecycleState::Retracted, reason)
-            .await
+    ) -> Result<Vec<EvidenceId>> {
+        let actor = *actor;
+        let at = self.clock.now();
+        self.with_tx(move |tx| {
+            let rows = SqliteRows { conn: tx };
+            graph::run(graph_write::retract_evidence(
+                &rows,
+                &actor,
+                &ids,
+                reason.as_deref(),
+                at,
+            ))
+        })
+        .await
     }
 
     async fn quarantine_evidence(
@@ -592,6 +603,36 @@ impl GraphStore for SqliteStore {
 }
 
 impl SqliteStore {
+    /// Validated records settled against the team's stored texts
+    /// ([`mnem_store::dedup`]) and written in one transaction: the fresh ones inserted,
+    /// the repeated ones recorded as writes of the items they repeat.
+    async fn store_records(
+        &self,
+        actor: &Actor,
+        records: Vec<(Evidence, Option<String>)>,
+    ) -> Result<Vec<Remembered>> {
+        let actor = *actor;
+        let now = self.clock.now();
+        let records = records
+            .into_iter()
+            .map(|(evidence, hold)| NewRecord {
+                evidence,
+                hold,
+                exact_text: false,
+            })
+            .collect();
+        self.with_tx(move |tx| {
+            let rows = SqliteRows { conn: tx };
+            let settled = graph::run(mnem_store::dedup::settle(&rows, &actor, records, now))?;
+            for (evidence, hold) in &settled.fresh {
+                insert_evidence(tx, evidence, hold.as_deref())?;
+            }
+            graph::run(settled.record(&rows, &actor))?;
+            Ok(settled.answers)
+        })
+        .await
+    }
+
     async fn move_evidence(
         &self,
         actor: &Actor,

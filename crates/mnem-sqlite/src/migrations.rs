@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_admin_keys.sql"),
     include_str!("migrations/0008_vector_changes.sql"),
     include_str!("migrations/0009_lexical_index.sql"),
+    include_str!("migrations/0010_evidence_writes.sql"),
 ];
 
 /// The Rust step of a migration, by the version it produces.
@@ -32,8 +33,44 @@ fn backfill(version: i64) -> Option<Backfill> {
             tracing::info!(indexed, "full-text index rebuilt on mnem's terms");
             Ok(())
         }),
+        10 => Some(|conn| {
+            let rehashed = rehash_current(conn)?;
+            tracing::info!(rehashed, "content hashes recomputed on normalised text");
+            Ok(())
+        }),
         _ => None,
     }
+}
+
+/// De-duplication keys its lookup on the hash of whitespace-normalised text; items
+/// stored before hashed their exact text. Recomputed for current items (the only ones a
+/// write can repeat), in Rust: the normalisation is mnem's, not SQL's.
+fn rehash_current(conn: &Connection) -> rusqlite::Result<usize> {
+    let mut read = conn.prepare(
+        "SELECT e.doc, t.content, e.content_hash FROM evidence e \
+         JOIN evidence_content t ON t.doc = e.doc WHERE e.state = 'current'",
+    )?;
+    let changed: Vec<(i64, String)> = read
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+            ))
+        })?
+        .filter_map(|row| match row {
+            Ok((doc, content, stored)) => {
+                let hash = mnem_core::evidence::content_hash(&content);
+                (hash != stored).then_some(Ok((doc, hash)))
+            }
+            Err(err) => Some(Err(err)),
+        })
+        .collect::<rusqlite::Result<_>>()?;
+    let mut write = conn.prepare("UPDATE evidence SET content_hash = ?1 WHERE doc = ?2")?;
+    for (doc, hash) in &changed {
+        write.execute(rusqlite::params![hash, doc])?;
+    }
+    Ok(changed.len())
 }
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

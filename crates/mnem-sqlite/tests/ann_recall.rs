@@ -404,7 +404,7 @@ async fn a_saved_index_is_loaded_by_the_next_process_and_caught_up() {
             .remember(&actor, NewEvidence::new(format!("later {i}")))
             .await
             .unwrap();
-        later.push(evidence.id);
+        later.push(evidence.evidence.id);
     }
     give_vectors(&first, Some(actor.team), &mut rng, &centers).await;
     let retracted = later[0];
@@ -567,7 +567,7 @@ async fn forgetting_an_item_takes_its_vector_out_of_the_saved_index() {
     // Only private evidence can be erased: one private item whose vector is the query's.
     let mut private = NewEvidence::new("a private note");
     private.space = mnem_core::Space::Private;
-    let nearest = store.remember(&actor, private).await.unwrap().id;
+    let nearest = store.remember(&actor, private).await.unwrap().evidence.id;
     let q = rng.unit(Some(&centers[0]), 0.35);
     let pending = store.pending_documents(10).await.unwrap();
     assert_eq!(pending.len(), 1);

@@ -27,6 +27,7 @@ async fn evidence_survives_reopening_the_file() {
             .remember(&actor, NewEvidence::new("persisted across opens"))
             .await
             .unwrap()
+            .evidence
             .id
     };
     let store = SqliteStore::open(&path, Arc::new(SystemClock)).unwrap();
@@ -119,6 +120,7 @@ async fn concurrent_reads_on_the_reader_connections_see_every_committed_write() 
             .remember(&actor, NewEvidence::new(format!("marker{round} written")))
             .await
             .unwrap()
+            .evidence
             .id;
         let reads = (0..6).map(|_| {
             let memory = Arc::clone(&memory);

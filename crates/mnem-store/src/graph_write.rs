@@ -19,6 +19,7 @@ use mnem_core::{
     Timestamp, ValidationError,
 };
 
+use crate::dedup::{self, NewRecord, ProvenanceRows, Withdrawal};
 use crate::{
     new_uuid_v7, Result, StoreError, VerifiedCorrection, VerifiedProposal, VerifiedRemember,
 };
@@ -29,7 +30,7 @@ use crate::{
 /// The futures are not required to be `Send`: SQLite runs them on its writer thread,
 /// and PostgreSQL's concrete futures are `Send` by themselves.
 #[allow(async_fn_in_trait)]
-pub trait GraphRows {
+pub trait GraphRows: ProvenanceRows {
     /// `(request hash, outcome JSON)` stored under an idempotency key.
     async fn idempotency_record(
         &self,
@@ -264,13 +265,52 @@ pub async fn commit_remember<R: GraphRows>(
     for (predicate, single_valued) in &request.predicates {
         declare_predicate(rows, actor, predicate, *single_valued, now).await?;
     }
+    // Items the request's claims cite by position: only an exact copy may absorb one
+    // (its spans count code points of this text).
+    let cited: std::collections::HashSet<usize> = relationships
+        .iter()
+        .flat_map(|r| &r.proposal.supports)
+        .filter_map(|s| match s.evidence {
+            CitedEvidence::Index(i) => Some(i),
+            CitedEvidence::Id(_) => None,
+        })
+        .collect();
     let mut inserted: Vec<Evidence> = Vec::with_capacity(request.evidence.len());
     let mut holds: Vec<Option<String>> = Vec::with_capacity(request.evidence.len());
+    let mut duplicates = Vec::with_capacity(request.evidence.len());
+    let mut texts: Vec<String> = request
+        .evidence
+        .iter()
+        .map(|new| mnem_core::evidence::content_hash(&new.content))
+        .collect();
+    texts.sort_unstable();
+    texts.dedup();
+    rows.hold_texts(actor, &texts).await?;
     for (i, new) in request.evidence.into_iter().enumerate() {
         let hold = new.quarantine.clone();
-        let mut evidence = new
+        let evidence = new
             .into_evidence(EvidenceId(new_uuid_v7(now)), actor.team, actor.profile, now)
             .map_err(|e| ValidationError::new(format!("evidence[{i}].{}", e.field), e.reason))?;
+        // One item at a time: a later item may repeat one this request just inserted.
+        let record = NewRecord {
+            evidence,
+            hold: hold.clone(),
+            exact_text: cited.contains(&i),
+        };
+        let mut settled = dedup::settle(rows, actor, vec![record], now).await?;
+        let Some((mut evidence, _)) = settled.fresh.pop() else {
+            settled.record(rows, actor).await?;
+            let answer = settled
+                .answers
+                .into_iter()
+                .next()
+                .expect("one answer per record");
+            holds.push(None);
+            duplicates.push(answer.duplicate);
+            inserted.push(answer.evidence);
+            continue;
+        };
+        duplicates.push(None);
         // A held item supersedes nothing: it is not current itself.
         let older = if hold.is_some() {
             Vec::new()
@@ -310,10 +350,12 @@ pub async fn commit_remember<R: GraphRows>(
         evidence: inserted
             .iter()
             .zip(holds)
-            .map(|(e, hold)| EvidenceOutcome {
+            .zip(duplicates)
+            .map(|((e, hold), duplicate)| EvidenceOutcome {
                 evidence_id: e.id,
                 state: e.state,
                 quarantined_because: hold,
+                duplicate,
             })
             .collect(),
         relationships: outcomes,
@@ -324,6 +366,41 @@ pub async fn commit_remember<R: GraphRows>(
             .await?;
     }
     Ok(outcome)
+}
+
+/// Retracts the actor's writes of each item (all or nothing: an id that is not visible
+/// and current is `NotFound`). An item another write still stands for stays current —
+/// its lifecycle log says whose write was withdrawn and how many stand — and is returned;
+/// the rest are retracted with what they supported recomputed.
+pub async fn retract_evidence<R: GraphRows>(
+    rows: &R,
+    actor: &Actor,
+    ids: &[EvidenceId],
+    reason: Option<&str>,
+    at: Timestamp,
+) -> Result<Vec<EvidenceId>> {
+    let mut whole = Vec::new();
+    let mut kept = Vec::new();
+    for &id in ids {
+        let evidence = rows.visible_evidence(actor, id).await?;
+        if evidence.state != LifecycleState::Current {
+            return Err(StoreError::NotFound { id });
+        }
+        match dedup::withdraw(rows, actor, id).await? {
+            Withdrawal::Whole => whole.push(id),
+            Withdrawal::Kept { standing } => {
+                let note = format!(
+                    "a write was retracted; {standing} other write(s) of this text still stand{}",
+                    reason.map(|r| format!(": {r}")).unwrap_or_default()
+                );
+                rows.set_evidence_state(actor, id, LifecycleState::Current, at, Some(&note))
+                    .await?;
+                kept.push(id);
+            }
+        }
+    }
+    move_evidence(rows, actor, &whole, LifecycleState::Retracted, reason, at).await?;
+    Ok(kept)
 }
 
 /// A predicate's cardinality is declared once per team; a different redeclaration is a

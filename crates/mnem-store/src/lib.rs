@@ -5,12 +5,14 @@
 //! Architecture invariant: nothing here knows SQL or a transport; backends depend on
 //! this crate, never the reverse.
 
+pub mod dedup;
 pub mod graph_read;
 pub mod graph_write;
 
 use std::collections::HashMap;
 use std::future::Future;
 
+use mnem_core::dedup::Provenance;
 use mnem_core::graph::{
     Adjacency, GraphEdge, ObjectSummary, Proposal, Relationship, RelationshipOutcome,
     RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
@@ -23,6 +25,8 @@ use mnem_core::{
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+
+pub use dedup::Remembered;
 use uuid::Uuid;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -77,22 +81,34 @@ pub trait EvidenceStore: Send + Sync {
     /// Resolves a team by name, creating it and its default profile on first use.
     fn open_team(&self, name: &str) -> impl Future<Output = Result<Actor>> + Send;
 
-    /// Validates and commits one evidence item; it is searchable when this returns.
+    /// Validates and commits one evidence item; it is searchable when this returns. A
+    /// write that repeats a text the team holds ([`mnem_core::dedup`]) makes no second
+    /// item: the answer is the stored item, with the write recorded beside it.
     fn remember(
         &self,
         actor: &Actor,
         new: NewEvidence,
-    ) -> impl Future<Output = Result<Evidence>> + Send;
+    ) -> impl Future<Output = Result<Remembered>> + Send;
 
     /// Validates and commits several evidence items in one transaction (a bulk load or an
     /// import: one commit, not one per item). Either every item is stored, searchable when
     /// this returns and answered in the order given, or — an item invalid, or the write
-    /// failing — none is. See [`batch_records`] for the validation.
+    /// failing — none is. See [`batch_records`] for the validation. Repeated texts are
+    /// settled as [`Self::remember`] settles one, an item may repeat an earlier one of the
+    /// same batch.
     fn remember_batch(
         &self,
         actor: &Actor,
         items: Vec<NewEvidence>,
-    ) -> impl Future<Output = Result<Vec<Evidence>>> + Send;
+    ) -> impl Future<Output = Result<Vec<Remembered>>> + Send;
+
+    /// The writes recorded for an item the actor can see, by number (number 0 is its own
+    /// first write); empty for an item written once. `NotFound` as [`Self::get`].
+    fn writes(
+        &self,
+        actor: &Actor,
+        id: EvidenceId,
+    ) -> impl Future<Output = Result<Vec<Provenance>>> + Send;
 
     /// Reads one record in any lifecycle state (history is kept). Another team's id, or
     /// another profile's private evidence, is `NotFound`.
@@ -107,7 +123,8 @@ pub trait EvidenceStore: Send + Sync {
 
     /// Tombstones current evidence: appends a `retracted` event; the row stays. Evidence
     /// that is not current (already retracted) is `NotFound`. Expiry does not protect
-    /// from retraction.
+    /// from retraction. An item written more than once loses the actor's writes only
+    /// and stays current while another stands (as [`GraphStore::retract_evidence`]).
     fn retract(
         &self,
         actor: &Actor,
@@ -208,14 +225,17 @@ pub trait GraphStore: EvidenceStore {
         request: VerifiedRemember,
     ) -> impl Future<Output = Result<RememberOutcome>> + Send;
 
-    /// Tombstones current evidence (all or nothing) and recomputes the standing of every
-    /// relationship it supports.
+    /// Retracts the actor's writes of current evidence (all or nothing; every write when
+    /// the actor made none, as an admin acting on another's item). An item whose other
+    /// writes still stand stays current and is returned — one retraction never withdraws
+    /// another writer's support; the rest are tombstoned and the standing of every
+    /// relationship they support is recomputed.
     fn retract_evidence(
         &self,
         actor: &Actor,
         ids: Vec<EvidenceId>,
         reason: Option<String>,
-    ) -> impl Future<Output = Result<()>> + Send;
+    ) -> impl Future<Output = Result<Vec<EvidenceId>>> + Send;
 
     /// Holds current evidence out of recall and support (a screening or operator
     /// decision), recomputing what it supports.
@@ -307,7 +327,9 @@ pub trait GraphStore: EvidenceStore {
 
     /// What memory says for each of `evidence` besides its text
     /// ([`mnem_core::signals::Support`]): the best tier among the discoverable
-    /// relationships citing it under `view`. Items with nothing to say have no entry.
+    /// relationships citing it under `view`, and the other source groups whose current
+    /// writes of the same text are recorded (known by `view.known_at`). Items with nothing
+    /// to say have no entry.
     fn evidence_support(
         &self,
         actor: &Actor,

@@ -22,6 +22,11 @@ pub struct EvidenceOutcome {
     /// Why write-time screening held the item (it is stored, never recalled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantined_because: Option<String>,
+    /// Set when the item repeated a text the team already holds: `evidence_id` is the
+    /// stored item's, and no second item was made (`alias`: this write was recorded
+    /// beside it; `replay`: the same write was already recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate: Option<crate::dedup::Duplicate>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -358,6 +358,13 @@ pub async fn evidence_support(
         let entry: &mut Support = support.entry(EvidenceId(id)).or_default();
         entry.tier = Some(mnem_sql::tier_of_grade(i64::from(grade)));
     }
+    let sql = mnem_sql::writing_groups(view, "$1", "= ANY ($2)");
+    for row in tx.query(&sql, &[&actor.team.0, &ids]).await.db()? {
+        let id: Uuid = col(&row, 0)?;
+        let groups: i64 = col(&row, 1)?;
+        let entry: &mut Support = support.entry(EvidenceId(id)).or_default();
+        entry.other_source_groups = u32::try_from(groups - 1).unwrap_or(0);
+    }
     Ok(support)
 }
 

@@ -171,6 +171,8 @@ impl GraphRows for PgRows<'_, '_> {
         .await?;
         for sql in [
             "DELETE FROM evidence_refs WHERE team_id = $1 AND evidence_id = $2",
+            // Who wrote it from where is not content-free: the tombstone keeps none of it.
+            "DELETE FROM evidence_writes WHERE team_id = $1 AND evidence_id = $2",
             "DELETE FROM evidence_vectors WHERE team_id = $1 AND evidence_id = $2",
             "UPDATE relationship_supports SET quote = NULL WHERE team_id = $1 AND evidence_id = $2",
         ] {

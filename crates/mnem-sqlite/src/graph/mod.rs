@@ -417,6 +417,24 @@ pub fn evidence_support(
         let entry: &mut Support = support.entry(EvidenceId::from_bytes(id.0)).or_default();
         entry.tier = Some(mnem_sql::tier_of_grade(grade));
     }
+    let sql = mnem_sql::writing_groups(view, "?1", &format!("IN ({marks})"));
+    let mut stmt = conn.prepare(&sql).db()?;
+    let mut params = vec![Value::Blob(actor.team.as_bytes().to_vec())];
+    params.extend(
+        evidence
+            .iter()
+            .map(|id| Value::Blob(id.as_bytes().to_vec())),
+    );
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |row| {
+            Ok((row.get::<_, UuidBytes>(0)?, row.get::<_, i64>(1)?))
+        })
+        .db()?;
+    for row in rows {
+        let (id, groups) = row.db()?;
+        let entry: &mut Support = support.entry(EvidenceId::from_bytes(id.0)).or_default();
+        entry.other_source_groups = u32::try_from(groups - 1).unwrap_or(0);
+    }
     Ok(support)
 }
 

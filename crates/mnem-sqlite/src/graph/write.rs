@@ -208,6 +208,13 @@ impl GraphRows for SqliteRows<'_> {
                 params![team, id],
             )
             .db()?;
+        // Who wrote it from where is not content-free: the tombstone keeps none of it.
+        self.conn
+            .execute(
+                "DELETE FROM evidence_writes WHERE team_id = ?1 AND evidence_id = ?2",
+                params![team, id],
+            )
+            .db()?;
         self.conn
             // Kept as an `erased` row, not deleted: the vector index sees the change and
             // drops the vector (src/ann.rs).
