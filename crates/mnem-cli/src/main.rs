@@ -329,7 +329,8 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         Command::Show(args) => {
             let evidence = store.get(&actor, args.id).await?;
             let history = store.history(&actor, args.id).await?;
-            render::shown(&evidence, &history, cli.json);
+            let writes = store.writes(&actor, args.id).await?;
+            render::shown(&evidence, &history, &writes, cli.json);
         }
         Command::Mcp => {
             // A long-lived process: a background worker embeds what the tools write.

@@ -1,7 +1,7 @@
 //! Output: human text by default, JSON with `--json`. Results go to stdout; nothing else
 //! does.
 
-use mnem_core::dedup::Duplicate;
+use mnem_core::dedup::{Duplicate, Provenance};
 use mnem_core::graph::{
     DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -359,9 +359,16 @@ pub fn traced(trace: &Trace, as_json: bool) {
     }
 }
 
-pub fn shown(evidence: &Evidence, history: &[LifecycleEvent], as_json: bool) {
+/// One item: its record, lifecycle history and — when its text was written more than
+/// once — each write (who, from where, observed when, whether it still stands).
+pub fn shown(
+    evidence: &Evidence,
+    history: &[LifecycleEvent],
+    writes: &[Provenance],
+    as_json: bool,
+) {
     if as_json {
-        print_json(&json!({ "evidence": evidence, "history": history }));
+        print_json(&json!({ "evidence": evidence, "history": history, "writes": writes }));
         return;
     }
     println!("{}", evidence.content);
@@ -384,6 +391,17 @@ pub fn shown(evidence: &Evidence, history: &[LifecycleEvent], as_json: bool) {
     for event in history {
         let reason = event.reason.as_deref().unwrap_or("");
         println!("  history      {}  {}  {reason}", event.at, event.state);
+    }
+    for write in writes {
+        println!(
+            "  written      {}  {} ({}, group {})  observed {}  by {}",
+            write.state,
+            write.source,
+            write.source_type,
+            write.source_group,
+            write.observed_at,
+            write.owner
+        );
     }
 }
 

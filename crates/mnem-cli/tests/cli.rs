@@ -206,6 +206,21 @@ fn delete_hides_evidence_and_a_second_delete_fails() {
 }
 
 #[test]
+fn a_repeated_text_answers_the_stored_id_and_show_lists_its_writes() {
+    let store = Store::new();
+    let first = store.ok(&["remember", "Ana prefers tea", "--source", "chat"]);
+    let again = store.run(&["remember", "Ana  prefers tea", "--source", "email"]);
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8_lossy(&again.stdout), first);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already stored"));
+    let id = first.trim();
+    let shown = store.json(&["show", id]);
+    assert_eq!(shown["writes"][0]["source"], "chat");
+    assert_eq!(shown["writes"][1]["source"], "email");
+    assert_eq!(store.listing_len(), 1);
+}
+
+#[test]
 fn a_held_write_says_why_and_is_listed_until_released() {
     let store = Store::new();
     let out = store.run(&[

@@ -107,7 +107,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Remember evidence (1-50 items: what was said, observed or documented) and, optionally, relationship claims it proves (subject, predicate, object, and `supports` citing character spans [start, end) of the evidence). Claims are verified against the cited text: a claim whose span does not name subject, predicate and object stays an unverified candidate. The whole request is checked before anything is stored. Reuse an `idempotency_key` to retry safely."
+        description = "Remember evidence (1-50 items: what was said, observed or documented) and, optionally, relationship claims it proves (subject, predicate, object, and `supports` citing character spans [start, end) of the evidence). Claims are verified against the cited text: a claim whose span does not name subject, predicate and object stays an unverified candidate. The whole request is checked before anything is stored. Reuse an `idempotency_key` to retry safely. A text the team already holds (same words, kind, scope and labels) is not stored twice: the answer gives the stored item's id with `duplicate` (`alias`: your write was recorded beside it; `replay`: already recorded)."
     )]
     async fn remember(
         &self,
@@ -131,7 +131,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Retract evidence that is wrong or obsolete: it is never recalled again (its history is kept) and the relationships it supported are re-assessed. Only evidence you wrote, unless your key has the admin scope."
+        description = "Retract evidence that is wrong or obsolete: it is never recalled again (its history is kept) and the relationships it supported are re-assessed. Only evidence you wrote, unless your key has the admin scope. If others also wrote the same text, only your write is withdrawn and the item stays (listed in `kept_written_by_others`)."
     )]
     async fn retract_evidence(
         &self,

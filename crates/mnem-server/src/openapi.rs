@@ -85,7 +85,8 @@ pub fn document() -> Value {
         },
         Operation {
             name: "remember",
-            summary: "Store evidence and the relationship claims it proves (MCP: remember)",
+            summary: "Store evidence and the relationship claims it proves; a text the team \
+                      already holds answers the stored id with `duplicate` (MCP: remember)",
             request: schema(of::<RememberRequest>),
             writes: true,
         },
@@ -98,7 +99,8 @@ pub fn document() -> Value {
         },
         Operation {
             name: "retract",
-            summary: "Retract evidence; what it supported is re-assessed (MCP: retract_evidence)",
+            summary: "Retract your writes of evidence; what it supported is re-assessed, an \
+                      item others also wrote stays (MCP: retract_evidence)",
             request: schema(of::<RetractInput>),
             writes: true,
         },

@@ -89,42 +89,45 @@ pub fn discoverable_condition(view: &GraphView) -> String {
     sql
 }
 
-/// For the support signal: rows `(evidence_id, grade)`, one per cited item, with the best
-/// tier among the discoverable relationships (under the view) citing it — grade 2 for
-/// `fact`, 1 for `validated_claim`; an item no such relationship cites has no row. `team`
-/// is the team placeholder, `cited` a condition on `s.evidence_id` (`IN (…)`, `= ANY ($2)`).
-pub fn best_tiers(view: &GraphView, team: &str, cited: &str) -> String {
+/// What [`support`] reports in its second column.
+pub const SUPPORT_TIER: i64 = 1;
+pub const SUPPORT_GROUPS: i64 = 2;
+
+/// The support signal's one read: rows `(evidence_id, what, value)` for the items that
+/// `among` admits — a condition with `{id}` standing for the evidence id column, e.g.
+/// `{id} IN (SELECT id FROM ids)` or `{id} = ANY ($2)`. `what` = [`SUPPORT_TIER`]: the
+/// best tier among the discoverable relationships citing the item under the view (2
+/// `fact`, 1 `validated_claim`); [`SUPPORT_GROUPS`]: the distinct source groups among its
+/// current recorded writes known at the view's `known_at`. An item with neither has no
+/// row. `team` is the team placeholder.
+pub fn support(view: &GraphView, team: &str, among: &str) -> String {
+    let known = |column: &str| {
+        view.known_at
+            .map(|k| format!(" AND {column} <= {}", k.as_micros()))
+            .unwrap_or_default()
+    };
     format!(
-        "SELECT s.evidence_id, MAX(CASE WHEN ({tier}) = 'fact' THEN 2 ELSE 1 END) \
+        "SELECT s.evidence_id, {SUPPORT_TIER}, \
+           MAX(CASE WHEN ({tier}) = 'fact' THEN 2 ELSE 1 END) \
          FROM relationship_supports s JOIN relationships r \
            ON r.team_id = s.team_id AND r.relationship_id = s.relationship_id \
-         WHERE s.team_id = {team} AND s.evidence_id {cited}{known}{discoverable} \
-         GROUP BY s.evidence_id",
+         WHERE s.team_id = {team} AND {cited}{known_r}{discoverable} \
+         GROUP BY s.evidence_id \
+         UNION ALL \
+         SELECT w.evidence_id, {SUPPORT_GROUPS}, COUNT(DISTINCT w.source_group) \
+         FROM evidence_writes w \
+         WHERE w.team_id = {team} AND {written} AND w.state = 'current'{known_w} \
+         GROUP BY w.evidence_id",
         tier = standing_expr(view, "to_tier", "r.tier"),
-        known = view
-            .known_at
-            .map(|k| format!(" AND r.recorded_at <= {}", k.as_micros()))
-            .unwrap_or_default(),
+        cited = among.replace("{id}", "s.evidence_id"),
+        written = among.replace("{id}", "w.evidence_id"),
+        known_r = known("r.recorded_at"),
+        known_w = known("w.recorded_at"),
         discoverable = discoverable_condition(view),
     )
 }
 
-/// For the corroboration signal: rows `(evidence_id, groups)` with the number of distinct
-/// source groups among an item's current recorded writes (known at the view's
-/// `known_at`); an item written once has no row. Placeholders as [`best_tiers`].
-pub fn writing_groups(view: &GraphView, team: &str, written: &str) -> String {
-    format!(
-        "SELECT w.evidence_id, COUNT(DISTINCT w.source_group) FROM evidence_writes w \
-         WHERE w.team_id = {team} AND w.evidence_id {written} AND w.state = 'current'{known} \
-         GROUP BY w.evidence_id",
-        known = view
-            .known_at
-            .map(|k| format!(" AND w.recorded_at <= {}", k.as_micros()))
-            .unwrap_or_default(),
-    )
-}
-
-/// The tier a [`best_tiers`] grade stands for.
+/// The tier a [`support`] grade stands for.
 pub fn tier_of_grade(grade: i64) -> mnem_core::graph::Tier {
     if grade >= 2 {
         mnem_core::graph::Tier::Fact

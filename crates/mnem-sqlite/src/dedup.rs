@@ -5,7 +5,6 @@ use mnem_core::dedup::Provenance;
 use mnem_core::{Actor, Evidence, EvidenceId, ProfileId, Timestamp};
 use mnem_store::dedup::ProvenanceRows;
 use mnem_store::Result;
-use rusqlite::types::Value;
 use rusqlite::{params, Connection};
 
 use crate::graph::SqliteRows;
@@ -73,24 +72,23 @@ impl ProvenanceRows for SqliteRows<'_> {
     }
 
     async fn current_with_hashes(&self, actor: &Actor, hashes: &[String]) -> Result<Vec<Evidence>> {
-        let marks = vec!["?"; hashes.len()].join(", ");
-        // Not cached: the IN list's length varies from call to call.
+        // The hashes travel as one JSON array: one statement text, prepared once.
         let mut stmt = self
             .conn
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT {EVIDENCE_COLUMNS} FROM {EVIDENCE_FROM} \
                  WHERE e.team_id = ?1 AND e.state = 'current' \
                  AND (e.space = 'team' OR e.owner_profile_id = ?2) \
-                 AND e.content_hash IN ({marks}) ORDER BY e.recorded_at, e.evidence_id"
+                 AND e.content_hash IN (SELECT value FROM json_each(?3)) \
+                 ORDER BY e.recorded_at, e.evidence_id"
             ))
             .db()?;
-        let mut values = vec![
-            Value::Blob(actor.team.as_bytes().to_vec()),
-            Value::Blob(actor.profile.as_bytes().to_vec()),
-        ];
-        values.extend(hashes.iter().map(|h| Value::Text(h.clone())));
+        let hashes = serde_json::to_string(hashes).map_err(mnem_store::StoreError::backend)?;
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(values), evidence_from_row)
+            .query_map(
+                params![actor.team.as_bytes(), actor.profile.as_bytes(), hashes],
+                evidence_from_row,
+            )
             .db()?;
         rows.collect::<rusqlite::Result<_>>().db()
     }

@@ -338,7 +338,7 @@ pub async fn edges_supported_by(
     read::edges(tx, actor, view, found).await
 }
 
-/// The support signal's read: per cited item of `evidence`, the best discoverable tier.
+/// The support signal's read ([`mnem_sql::support`]) for `evidence`, in one statement.
 pub async fn evidence_support(
     tx: &Transaction<'_>,
     actor: &Actor,
@@ -349,21 +349,19 @@ pub async fn evidence_support(
         return Ok(HashMap::new());
     }
     let ids: Vec<Uuid> = evidence.iter().map(|id| id.0).collect();
-    let sql = mnem_sql::best_tiers(view, "$1", "= ANY ($2)");
+    let sql = mnem_sql::support(view, "$1", "{id} = ANY ($2)");
     let rows = tx.query(&sql, &[&actor.team.0, &ids]).await.db()?;
-    let mut support = HashMap::new();
+    let mut support: HashMap<EvidenceId, Support> = HashMap::new();
     for row in rows {
         let id: Uuid = col(&row, 0)?;
-        let grade: i32 = col(&row, 1)?;
-        let entry: &mut Support = support.entry(EvidenceId(id)).or_default();
-        entry.tier = Some(mnem_sql::tier_of_grade(i64::from(grade)));
-    }
-    let sql = mnem_sql::writing_groups(view, "$1", "= ANY ($2)");
-    for row in tx.query(&sql, &[&actor.team.0, &ids]).await.db()? {
-        let id: Uuid = col(&row, 0)?;
-        let groups: i64 = col(&row, 1)?;
-        let entry: &mut Support = support.entry(EvidenceId(id)).or_default();
-        entry.other_source_groups = u32::try_from(groups - 1).unwrap_or(0);
+        let what: i32 = col(&row, 1)?;
+        let value: i64 = col(&row, 2)?;
+        let entry = support.entry(EvidenceId(id)).or_default();
+        if i64::from(what) == mnem_sql::SUPPORT_TIER {
+            entry.tier = Some(mnem_sql::tier_of_grade(value));
+        } else {
+            entry.other_source_groups = u32::try_from(value - 1).unwrap_or(0);
+        }
     }
     Ok(support)
 }

@@ -386,7 +386,9 @@ pub fn edges_supported_by(
     read::edges(conn, actor, view, found).db()
 }
 
-/// The support signal's read: per cited item of `evidence`, the best discoverable tier.
+/// The support signal's read ([`mnem_sql::support`]) for `evidence`, in one statement.
+/// The ids travel as one JSON array of hex strings, so the statement text depends only on
+/// the time view and is prepared once per connection.
 pub fn evidence_support(
     conn: &Connection,
     actor: &Actor,
@@ -396,44 +398,34 @@ pub fn evidence_support(
     if evidence.is_empty() {
         return Ok(HashMap::new());
     }
-    let marks = vec!["?"; evidence.len()].join(", ");
-    let sql = mnem_sql::best_tiers(view, "?1", &format!("IN ({marks})"));
-    let mut params = vec![Value::Blob(actor.team.as_bytes().to_vec())];
-    params.extend(
-        evidence
-            .iter()
-            .map(|id| Value::Blob(id.as_bytes().to_vec())),
+    let sql = format!(
+        "WITH ids(id) AS (SELECT unhex(value) FROM json_each(?2)) {}",
+        mnem_sql::support(view, "?1", "{id} IN (SELECT id FROM ids)")
     );
-    // Not cached: the IN list's length varies from call to call.
-    let mut stmt = conn.prepare(&sql).db()?;
+    let ids: Vec<String> = evidence
+        .iter()
+        .map(|id| id.0.simple().to_string())
+        .collect();
+    let ids = serde_json::to_string(&ids).map_err(StoreError::backend)?;
+    let mut stmt = conn.prepare_cached(&sql).db()?;
     let rows = stmt
-        .query_map(rusqlite::params_from_iter(params), |row| {
-            Ok((row.get::<_, UuidBytes>(0)?, row.get::<_, i64>(1)?))
+        .query_map(params![actor.team.as_bytes(), ids], |row| {
+            Ok((
+                row.get::<_, UuidBytes>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
         })
         .db()?;
-    let mut support = HashMap::new();
+    let mut support: HashMap<EvidenceId, Support> = HashMap::new();
     for row in rows {
-        let (id, grade) = row.db()?;
-        let entry: &mut Support = support.entry(EvidenceId::from_bytes(id.0)).or_default();
-        entry.tier = Some(mnem_sql::tier_of_grade(grade));
-    }
-    let sql = mnem_sql::writing_groups(view, "?1", &format!("IN ({marks})"));
-    let mut stmt = conn.prepare(&sql).db()?;
-    let mut params = vec![Value::Blob(actor.team.as_bytes().to_vec())];
-    params.extend(
-        evidence
-            .iter()
-            .map(|id| Value::Blob(id.as_bytes().to_vec())),
-    );
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(params), |row| {
-            Ok((row.get::<_, UuidBytes>(0)?, row.get::<_, i64>(1)?))
-        })
-        .db()?;
-    for row in rows {
-        let (id, groups) = row.db()?;
-        let entry: &mut Support = support.entry(EvidenceId::from_bytes(id.0)).or_default();
-        entry.other_source_groups = u32::try_from(groups - 1).unwrap_or(0);
+        let (id, what, value) = row.db()?;
+        let entry = support.entry(EvidenceId::from_bytes(id.0)).or_default();
+        if what == mnem_sql::SUPPORT_TIER {
+            entry.tier = Some(mnem_sql::tier_of_grade(value));
+        } else {
+            entry.other_source_groups = u32::try_from(value - 1).unwrap_or(0);
+        }
     }
     Ok(support)
 }
