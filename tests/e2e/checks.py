@@ -10,6 +10,7 @@ EXPECTED_TOOLS = {
     "release_evidence",
     "remember",
     "retract_evidence",
+    "submit_recall_feedback",
     "trace_memory",
 }
 

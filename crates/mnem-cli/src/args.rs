@@ -140,8 +140,12 @@ pub enum Command {
     Trace(TraceArgs),
     /// Write a corrected version of a relationship (JSON from --file).
     Correct(CorrectArgs),
-    /// Show one evidence record with its lifecycle history.
+    /// Show one evidence record with its lifecycle history, its writes and its usage.
     Show(ShowArgs),
+    /// Record how useful a recall's results were, or replay recorded feedback under
+    /// another ranking profile.
+    #[command(subcommand)]
+    Feedback(FeedbackCommand),
     /// Serve the memory tools over MCP on stdin/stdout (for desktop MCP clients), as the
     /// --team and --as principal; logs go to stderr.
     Mcp,
@@ -213,6 +217,49 @@ pub enum KeyCommand {
     },
     /// List the keys of --team (prefixes, profiles, scopes, expiry; never secrets).
     List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FeedbackCommand {
+    /// Record a judgment of one recall: its query, the ids it returned in order, and which
+    /// of them were useful, not useful or wrong. Changes nothing in memory.
+    Submit(FeedbackSubmitArgs),
+    /// Re-run the team's judged queries under --profile and under --baseline against
+    /// memory as it is now, and print where the items judged useful rank (MRR, recall@5,
+    /// recall@10) under each.
+    Replay(FeedbackReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FeedbackSubmitArgs {
+    /// The query of the recall judged.
+    pub query: String,
+    /// The ids the recall returned, best first (comma-separated).
+    #[arg(long, required = true, value_delimiter = ',', value_parser = parse_evidence_id)]
+    pub returned: Vec<EvidenceId>,
+    /// Returned ids that helped answer the query.
+    #[arg(long, value_delimiter = ',', value_parser = parse_evidence_id)]
+    pub useful: Vec<EvidenceId>,
+    /// Returned ids that were beside the point.
+    #[arg(long, value_delimiter = ',', value_parser = parse_evidence_id)]
+    pub not_useful: Vec<EvidenceId>,
+    /// Returned ids that state something false or outdated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_evidence_id)]
+    pub wrong: Vec<EvidenceId>,
+}
+
+#[derive(Debug, Args)]
+pub struct FeedbackReplayArgs {
+    /// The ranking profile to try (`hybrid`, `convex-2`, `lexical`, a version, or
+    /// `NAME:key=value…`).
+    #[arg(long, value_parser = parse_profile)]
+    pub profile: RankingProfile,
+    /// The profile it is compared with (default: the one recall uses).
+    #[arg(long, value_parser = parse_profile, default_value = "hybrid")]
+    pub baseline: RankingProfile,
+    /// The newest N feedback records are replayed.
+    #[arg(long, default_value_t = 1000)]
+    pub limit: usize,
 }
 
 #[derive(Debug, Args)]

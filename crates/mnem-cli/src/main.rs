@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use clap::error::ErrorKind;
 use clap::Parser;
+use mnem_core::feedback::{FeedbackInput, FeedbackResult, Judgment};
 use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Rights, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
@@ -22,7 +23,7 @@ use mnem_service::{
 use mnem_sqlite::SqliteStore;
 use mnem_store::{CredentialStore, GraphStore, GraphView, SearchIndex, StoreError, SystemClock};
 
-use args::{Cli, Command, RecallArgs, RememberArgs};
+use args::{Cli, Command, FeedbackCommand, FeedbackSubmitArgs, RecallArgs, RememberArgs};
 
 /// Teams with at least this many vectors are searched through their vector index (HNSW,
 /// saved beside a SQLite file); smaller ones are scanned exactly. `mnem bench` at 10k
@@ -330,7 +331,33 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let evidence = store.get(&actor, args.id).await?;
             let history = store.history(&actor, args.id).await?;
             let writes = store.writes(&actor, args.id).await?;
-            render::shown(&evidence, &history, &writes, cli.json);
+            let usage = store.usage(&actor, args.id).await?;
+            render::shown(&evidence, &history, &writes, &usage, cli.json);
+        }
+        Command::Feedback(FeedbackCommand::Submit(ref args)) => {
+            let memory = Memory::unchecked(store, None);
+            let stored = memory
+                .submit_recall_feedback(&actor, feedback_input(args)?)
+                .await?;
+            render::feedback_recorded(&stored, cli.json);
+        }
+        Command::Feedback(FeedbackCommand::Replay(ref args)) => {
+            let feedback = store.feedback(&actor, args.limit).await?;
+            let provider = embedder(&cli)?;
+            let baseline = Memory::open(store.clone(), provider.clone())
+                .await?
+                .with_profile(args.baseline.clone());
+            let candidate = Memory::open(store, provider)
+                .await?
+                .with_profile(args.profile.clone());
+            let before = baseline.replay_feedback(&actor, &feedback).await?;
+            let after = candidate.replay_feedback(&actor, &feedback).await?;
+            render::replayed(
+                feedback.len(),
+                (&baseline.profile().version, &before),
+                (&candidate.profile().version, &after),
+                cli.json,
+            );
         }
         Command::Mcp => {
             // A long-lived process: a background worker embeds what the tools write.
@@ -509,6 +536,40 @@ fn rights(admin: bool) -> Rights {
     } else {
         Rights::Author
     }
+}
+
+/// `mnem feedback submit`'s flags as the feedback a client would send: ranks from the
+/// order of `--returned`; every judged id must be one of them.
+fn feedback_input(args: &FeedbackSubmitArgs) -> Result<FeedbackInput, Failure> {
+    let judged = [
+        ("useful", Judgment::Useful, &args.useful),
+        ("not-useful", Judgment::NotUseful, &args.not_useful),
+        ("wrong", Judgment::Wrong, &args.wrong),
+    ];
+    for (flag, _, ids) in &judged {
+        if let Some(id) = ids.iter().find(|id| !args.returned.contains(id)) {
+            return Err(Failure::Input(format!(
+                "--{flag}: {id} is not among --returned"
+            )));
+        }
+    }
+    let results = args
+        .returned
+        .iter()
+        .enumerate()
+        .map(|(i, &evidence_id)| FeedbackResult {
+            evidence_id,
+            rank: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            judgment: judged
+                .iter()
+                .find(|(_, _, ids)| ids.contains(&evidence_id))
+                .map(|(_, judgment, _)| *judgment),
+        })
+        .collect();
+    Ok(FeedbackInput {
+        query: args.query.clone(),
+        results,
+    })
 }
 
 /// Why a just-written item was held, from its lifecycle log (`None` when it is current).

@@ -2,6 +2,7 @@
 //! does.
 
 use mnem_core::dedup::{Duplicate, Provenance};
+use mnem_core::feedback::{RankingQuality, RecallFeedback, Usage};
 use mnem_core::graph::{
     DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -359,16 +360,23 @@ pub fn traced(trace: &Trace, as_json: bool) {
     }
 }
 
-/// One item: its record, lifecycle history and — when its text was written more than
-/// once — each write (who, from where, observed when, whether it still stands).
+/// One item: its record, lifecycle history, — when its text was written more than once —
+/// each write (who, from where, observed when, whether it still stands), and its usage in
+/// recall feedback.
 pub fn shown(
     evidence: &Evidence,
     history: &[LifecycleEvent],
     writes: &[Provenance],
+    usage: &Usage,
     as_json: bool,
 ) {
     if as_json {
-        print_json(&json!({ "evidence": evidence, "history": history, "writes": writes }));
+        print_json(&json!({
+            "evidence": evidence,
+            "history": history,
+            "writes": writes,
+            "usage": usage,
+        }));
         return;
     }
     println!("{}", evidence.content);
@@ -403,6 +411,62 @@ pub fn shown(
             write.owner
         );
     }
+    if usage.returned > 0 {
+        println!(
+            "  feedback     returned {} times: {} useful, {} not useful, {} wrong",
+            usage.returned, usage.useful, usage.not_useful, usage.wrong
+        );
+    }
+}
+
+/// A recorded feedback: its id and the ranking profile it was recorded under.
+pub fn feedback_recorded(feedback: &RecallFeedback, as_json: bool) {
+    if as_json {
+        print_json(&json!({
+            "feedback_id": feedback.id,
+            "ranking_profile": feedback.ranking_profile,
+        }));
+    } else {
+        println!("{}", feedback.id);
+    }
+}
+
+/// `mnem feedback replay`: where the items judged useful rank under each profile.
+pub fn replayed(
+    records: usize,
+    baseline: (&str, &RankingQuality),
+    candidate: (&str, &RankingQuality),
+    as_json: bool,
+) {
+    if as_json {
+        print_json(&json!({
+            "feedback_records": records,
+            "baseline": { "profile": baseline.0, "quality": baseline.1 },
+            "candidate": { "profile": candidate.0, "quality": candidate.1 },
+        }));
+        return;
+    }
+    println!(
+        "{records} feedback records, {} with an item judged useful (replayed against memory as it is now)",
+        baseline.1.queries
+    );
+    println!(
+        "  {:<28} {:>8} {:>8} {:>8}",
+        "profile", "MRR", "R@5", "R@10"
+    );
+    for (name, quality) in [baseline, candidate] {
+        println!(
+            "  {:<28} {:>8.3} {:>8.3} {:>8.3}",
+            name, quality.mrr, quality.recall_at_5, quality.recall_at_10
+        );
+    }
+    println!(
+        "  {:<28} {:>+8.3} {:>+8.3} {:>+8.3}",
+        "change",
+        candidate.1.mrr - baseline.1.mrr,
+        candidate.1.recall_at_5 - baseline.1.recall_at_5,
+        candidate.1.recall_at_10 - baseline.1.recall_at_10
+    );
 }
 
 /// `held` counts the team's quarantined items this profile can see, up to the listing

@@ -221,6 +221,61 @@ fn a_repeated_text_answers_the_stored_id_and_show_lists_its_writes() {
 }
 
 #[test]
+fn feedback_is_recorded_counted_in_show_and_replayed_per_profile() {
+    let store = Store::new();
+    store.ok(&["remember", "the deploy checklist lives in the wiki"]);
+    store.ok(&["remember", "deploy checklist: run the migrations first"]);
+    let recalled = store.json(&["--embedder", "none", "recall", "deploy checklist"]);
+    let ids: Vec<&str> = recalled["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["evidence_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids.len(), 2);
+    let returned = ids.join(",");
+    let not_returned = store.run(&[
+        "feedback",
+        "submit",
+        "deploy checklist",
+        "--returned",
+        ids[0],
+        "--useful",
+        ids[1],
+    ]);
+    assert_eq!(not_returned.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&not_returned.stderr).contains("--useful"));
+    store.ok(&[
+        "feedback",
+        "submit",
+        "deploy checklist",
+        "--returned",
+        &returned,
+        "--useful",
+        ids[1],
+        "--wrong",
+        ids[0],
+    ]);
+    let shown = store.json(&["show", ids[1]]);
+    assert_eq!(shown["usage"]["returned"], 1);
+    assert_eq!(shown["usage"]["useful"], 1);
+    let replay = store.json(&[
+        "--embedder",
+        "none",
+        "feedback",
+        "replay",
+        "--profile",
+        "lexical",
+        "--baseline",
+        "lexical",
+    ]);
+    assert_eq!(replay["feedback_records"], 1);
+    assert_eq!(replay["baseline"]["quality"]["queries"], 1);
+    assert_eq!(replay["baseline"]["quality"]["mrr"], 0.5);
+    assert_eq!(replay["candidate"]["quality"]["mrr"], 0.5);
+}
+
+#[test]
 fn a_held_write_says_why_and_is_listed_until_released() {
     let store = Store::new();
     let out = store.run(&[
@@ -790,7 +845,7 @@ async fn mcp_over_stdio_remembers_and_recalls_as_its_team() {
         .expect("spawn mnem mcp");
     let client = ().serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("list tools");
-    assert_eq!(tools.len(), 7);
+    assert_eq!(tools.len(), 8);
     let call = |tool: &'static str, args: Value| {
         CallToolRequestParams::new(tool).with_arguments(args.as_object().expect("object").clone())
     };

@@ -16,6 +16,7 @@
 
 pub mod cases;
 pub mod dedup_cases;
+pub mod feedback_cases;
 pub mod graph_cases;
 pub mod helpers;
 pub mod lexical_cases;
@@ -139,6 +140,14 @@ macro_rules! conformance_suite {
                 corroboration_by_other_groups_lifts_only_among_equals,
             );
         }
+        mod feedback {
+            use super::*;
+            $crate::conformance_suite!(@feedback_cases $guard, $open;
+                feedback_is_recorded_and_changes_nothing_it_judges,
+                feedback_stays_inside_its_team,
+                replayed_feedback_scores_where_useful_items_rank,
+            );
+        }
         mod lexical_branch {
             use super::*;
             $crate::conformance_suite!(@lexical_cases $guard, $open;
@@ -175,6 +184,17 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::dedup_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@feedback_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::feedback_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

@@ -15,6 +15,7 @@ pub mod dedup;
 pub mod embedding;
 pub mod error;
 pub mod evidence;
+pub mod feedback;
 pub mod follow;
 pub mod graph;
 pub mod ids;
@@ -37,7 +38,7 @@ pub use error::ValidationError;
 pub use evidence::{
     Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType, Space,
 };
-pub use ids::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, TeamId};
+pub use ids::{Actor, EntityId, EvidenceId, FeedbackId, ProfileId, RelationshipId, TeamId};
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, rank_all, Branch, BranchCandidates, Fusion, RankingProfile,

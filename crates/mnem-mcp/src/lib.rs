@@ -143,6 +143,18 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
+        description = "Report how useful a recall's results were: the query, the results with their ranks (1 = first), and a judgment for those you can judge (`useful`, `not_useful`, `wrong`). Call it after answering from recall_memory when you can tell which results helped; it is a record for the team's ranking review and changes nothing in memory (to remove false evidence, use retract_evidence). Needs a write key."
+    )]
+    async fn submit_recall_feedback(
+        &self,
+        Parameters(input): Parameters<mnem_core::feedback::FeedbackInput>,
+        extensions: Extensions,
+    ) -> Result<String, String> {
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.feedback(&caller, input).await)
+    }
+
+    #[tool(
         description = "Release evidence that write-time screening (or an operator) quarantined, after checking it is safe: it becomes recallable again and the relationships it supports are re-assessed. A write response names held items with `state: quarantined` and `quarantined_because`. Needs a write key."
     )]
     async fn release_evidence(

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use mnem_core::feedback::FeedbackInput;
 use mnem_core::{Principal, PublicRecall, ValidationError};
 use mnem_service::{Memory, Recall, ServiceError};
 use mnem_store::{GraphStore, SearchIndex, StoreError};
@@ -193,6 +194,23 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             answer["kept_written_by_others"] = json!(kept);
         }
         Ok(answer)
+    }
+
+    /// Records a client's judgment of one recall's results; changes nothing it judges.
+    pub async fn feedback(
+        &self,
+        caller: &Principal,
+        input: FeedbackInput,
+    ) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        let stored = self
+            .memory
+            .submit_recall_feedback(&caller.actor, input)
+            .await?;
+        Ok(json!({
+            "feedback_id": stored.id,
+            "ranking_profile": stored.ranking_profile,
+        }))
     }
 
     pub async fn release(&self, caller: &Principal, input: ReleaseInput) -> Result<Value, OpError> {

@@ -75,6 +75,7 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
             "release_evidence",
             "remember",
             "retract_evidence",
+            "submit_recall_feedback",
             "trace_memory"
         ]
     );
@@ -133,6 +134,47 @@ async fn remember_recall_trace_over_mcp() {
     )
     .await);
     assert_eq!(trace["supports"][0]["quote"], "Mark works on Atlas");
+}
+
+#[tokio::test]
+async fn a_repeated_remember_names_the_stored_item_and_feedback_is_recorded() {
+    let client = connect(store(), "t").await;
+    let remember = || {
+        call(
+            &client,
+            "remember",
+            json!({"evidence": [{"content": "The launch moved to May.", "source": "chat"}]}),
+        )
+    };
+    let first = ok(&remember().await);
+    let id = first["evidence"][0]["evidence_id"].clone();
+    assert_eq!(first["evidence"][0].get("duplicate"), None);
+    let again = ok(&call(
+        &client,
+        "remember",
+        json!({"evidence": [{"content": "The launch moved to May.", "source": "email"}]}),
+    )
+    .await);
+    assert_eq!(again["evidence"][0]["evidence_id"], id);
+    assert_eq!(again["evidence"][0]["duplicate"], "alias");
+
+    let feedback = ok(&call(
+        &client,
+        "submit_recall_feedback",
+        json!({"query": "when is the launch",
+               "results": [{"evidence_id": id, "rank": 1, "judgment": "useful"}]}),
+    )
+    .await);
+    assert!(feedback["feedback_id"].is_string());
+    let bad = call(
+        &client,
+        "submit_recall_feedback",
+        json!({"query": "when is the launch",
+               "results": [{"evidence_id": id, "rank": 0, "judgment": "useful"}]}),
+    )
+    .await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("results[0].rank"), "{}", text(&bad));
 }
 
 #[tokio::test]

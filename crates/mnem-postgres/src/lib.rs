@@ -11,6 +11,7 @@
 mod candidates;
 mod credentials;
 mod dedup;
+mod feedback;
 mod graph;
 mod migrations;
 mod prepared;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
 use graph::PgRows;
 use mnem_core::dedup::Provenance;
+use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -288,6 +290,26 @@ impl EvidenceStore for PgStore {
     ) -> Result<Vec<Remembered>> {
         let records = batch_records(self.clock.as_ref(), actor, items)?;
         self.store_records(actor, records).await
+    }
+
+    async fn record_feedback(&self, actor: &Actor, feedback: RecallFeedback) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        feedback::record(&tx, actor, &feedback).await?;
+        tx.commit().await.db()
+    }
+
+    async fn feedback(&self, actor: &Actor, limit: usize) -> Result<Vec<RecallFeedback>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        feedback::list(&tx, actor, limit).await
+    }
+
+    async fn usage(&self, actor: &Actor, id: EvidenceId) -> Result<Usage> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        visible_evidence(&tx, actor, id).await?;
+        feedback::usage(&tx, actor, id).await
     }
 
     async fn writes(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<Provenance>> {

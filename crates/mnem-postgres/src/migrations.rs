@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_statement_term_stats.sql"),
     include_str!("migrations/0007_claim_order_indexes.sql"),
     include_str!("migrations/0008_evidence_writes.sql"),
+    include_str!("migrations/0009_recall_feedback.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.

@@ -149,6 +149,7 @@ handlers! {
     trace: mnem_mcp::TraceInput => trace;
     retract: mnem_mcp::RetractInput => retract;
     release: mnem_mcp::ReleaseInput => release;
+    feedback: mnem_core::feedback::FeedbackInput => feedback;
     quarantined: mnem_mcp::QuarantinedInput => quarantined;
     correct: mnem_mcp::CorrectInput => correct;
     forget: mnem_mcp::ForgetInput => forget;

@@ -99,12 +99,13 @@ impl<S> Clone for App<S> {
     }
 }
 
-const API_OPERATIONS: [&str; 8] = [
+const API_OPERATIONS: [&str; 9] = [
     "recall",
     "remember",
     "trace",
     "retract",
     "release",
+    "feedback",
     "quarantined",
     "correct",
     "forget",
@@ -148,6 +149,7 @@ where
         .route("/v1/trace", post(api::trace::<S>))
         .route("/v1/retract", post(api::retract::<S>))
         .route("/v1/release", post(api::release::<S>))
+        .route("/v1/feedback", post(api::feedback::<S>))
         .route("/v1/quarantined", post(api::quarantined::<S>))
         .route("/v1/correct", post(api::correct::<S>))
         .route("/v1/forget", post(api::forget::<S>))
@@ -239,12 +241,13 @@ where
         .into_response()
 }
 
-const MCP_TOOLS: [&str; 7] = [
+const MCP_TOOLS: [&str; 8] = [
     "recall_memory",
     "remember",
     "trace_memory",
     "retract_evidence",
     "release_evidence",
+    "submit_recall_feedback",
     "correct_relationship",
     "forget",
 ];

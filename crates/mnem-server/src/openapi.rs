@@ -105,6 +105,13 @@ pub fn document() -> Value {
             writes: true,
         },
         Operation {
+            name: "feedback",
+            summary: "Record how useful one recall's results were; changes nothing it judges \
+                      (MCP: submit_recall_feedback)",
+            request: schema(of::<mnem_core::feedback::FeedbackInput>),
+            writes: true,
+        },
+        Operation {
             name: "release",
             summary: "Return quarantined evidence to recall after review (MCP: release_evidence)",
             request: schema(of::<ReleaseInput>),

@@ -7,6 +7,7 @@
 //! logic beyond parsing and rendering.
 
 mod auth;
+mod feedback;
 mod graph;
 mod query_vectors;
 mod verifier;
@@ -34,6 +35,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 pub use auth::{AuthError, Authenticator, IssuedKey};
+pub use feedback::REPLAY_LIMIT;
 pub use graph::{HeldEvidence, DISCOVERY_TIME_BUDGET, MAX_HELD_LISTED, MAX_IDS_PER_CALL};
 pub use verifier::{parse_judgement, ChatVerifier, ChatVerifierConfig, EntailmentModel};
 pub use worker::{

@@ -9,6 +9,7 @@ mod ann;
 mod candidates;
 mod credentials;
 mod dedup;
+mod feedback;
 mod graph;
 mod lexical;
 mod migrations;
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use graph::SqliteRows;
 use mnem_core::dedup::Provenance;
+use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
@@ -288,6 +290,27 @@ impl EvidenceStore for SqliteStore {
     ) -> Result<Vec<Remembered>> {
         let records = batch_records(self.clock.as_ref(), actor, items)?;
         self.store_records(actor, records).await
+    }
+
+    async fn record_feedback(&self, actor: &Actor, feedback: RecallFeedback) -> Result<()> {
+        let actor = *actor;
+        self.with_tx(move |tx| feedback::record(tx, &actor, &feedback))
+            .await
+    }
+
+    async fn feedback(&self, actor: &Actor, limit: usize) -> Result<Vec<RecallFeedback>> {
+        let actor = *actor;
+        self.with_reader(move |conn| feedback::list(conn, &actor, limit))
+            .await
+    }
+
+    async fn usage(&self, actor: &Actor, id: EvidenceId) -> Result<Usage> {
+        let actor = *actor;
+        self.with_reader(move |conn| {
+            visible_evidence(conn, &actor, id)?;
+            feedback::usage(conn, &actor, id)
+        })
+        .await
     }
 
     async fn writes(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<Provenance>> {

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::future::Future;
 
 use mnem_core::dedup::Provenance;
+use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
     Adjacency, GraphEdge, ObjectSummary, Proposal, Relationship, RelationshipOutcome,
     RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
@@ -101,6 +102,25 @@ pub trait EvidenceStore: Send + Sync {
         actor: &Actor,
         items: Vec<NewEvidence>,
     ) -> impl Future<Output = Result<Vec<Remembered>>> + Send;
+
+    /// Stores one recall feedback record of the actor's team. Its result ids are not
+    /// checked here (the service checks the actor can see them).
+    fn record_feedback(
+        &self,
+        actor: &Actor,
+        feedback: RecallFeedback,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// The team's recall feedback, newest first, at most `limit` records.
+    fn feedback(
+        &self,
+        actor: &Actor,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<RecallFeedback>>> + Send;
+
+    /// How often the team's feedback listed an item, and how it was judged. `NotFound`
+    /// as [`Self::get`].
+    fn usage(&self, actor: &Actor, id: EvidenceId) -> impl Future<Output = Result<Usage>> + Send;
 
     /// The writes recorded for an item the actor can see, by number (number 0 is its own
     /// first write); empty for an item written once. `NotFound` as [`Self::get`].
