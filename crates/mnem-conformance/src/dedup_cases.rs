@@ -6,7 +6,8 @@
 use mnem_core::dedup::Duplicate;
 use mnem_core::graph::{RelationshipStatus, RememberRequest, Tier};
 use mnem_core::{LifecycleState, NewEvidence, RecallQuery, Space};
-use mnem_store::Remembered;
+use mnem_service::ServiceError;
+use mnem_store::{Remembered, StoreError};
 use serde_json::json;
 
 use crate::helpers::{ids, want_order, want_set, Backend, Fixture, START};
@@ -175,6 +176,11 @@ pub async fn retracting_one_write_keeps_the_others_support<S: Backend>(fx: Fixtu
     assert_eq!(kept, vec![id]);
     let item = fx.store.get(&fx.actor, id).await.expect("get");
     assert_eq!(item.state, LifecycleState::Current);
+    let again = fx.memory.retract_evidence(&fx.actor, vec![id], None).await;
+    assert!(
+        matches!(again, Err(ServiceError::Store(StoreError::NotFound { .. }))),
+        "a second retraction never reaches bob's write"
+    );
     want_order(
         &fx.recall(RecallQuery::text("Dense-Mem")).await,
         &[&item],

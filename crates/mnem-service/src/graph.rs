@@ -404,6 +404,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             return Ok(());
         }
         for &id in ids {
+            // A writer of a repeat of the text may retract (it withdraws only its own
+            // write); quarantine holds the item for everyone, so it stays the author's.
             let wrote =
                 self.store.get(actor, id).await?.owner == actor.profile
                     || (action == "retracted"

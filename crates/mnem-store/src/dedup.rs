@@ -188,7 +188,9 @@ pub enum Withdrawal {
 }
 
 /// Withdraws the actor's writes of `id` — every write when the actor made none (an admin
-/// acting on another's item). The item leaves recall only when no write stands.
+/// acting on another's item; the service checks the right). The item leaves recall only
+/// when no write stands. An actor whose writes are all withdrawn already gets `NotFound`,
+/// as a second retraction of an item does: it never reaches the others' writes.
 pub async fn withdraw<R: ProvenanceRows>(
     rows: &R,
     actor: &Actor,
@@ -201,16 +203,16 @@ pub async fn withdraw<R: ProvenanceRows>(
     if standing.is_empty() {
         return Ok(Withdrawal::Whole);
     }
+    let wrote = writes.iter().any(|w| w.owner == actor.profile);
     let mine: Vec<usize> = standing
         .iter()
         .copied()
         .filter(|&n| writes[n].owner == actor.profile)
         .collect();
-    let withdrawn = if mine.is_empty() {
-        standing.clone()
-    } else {
-        mine
-    };
+    if wrote && mine.is_empty() {
+        return Err(crate::StoreError::NotFound { id });
+    }
+    let withdrawn = if wrote { mine } else { standing.clone() };
     rows.retract_writes(actor, id, &withdrawn).await?;
     Ok(match standing.len() - withdrawn.len() {
         0 => Withdrawal::Whole,
