@@ -149,6 +149,7 @@ async fn health_openapi_and_metrics_need_no_key() {
         "trace",
         "retract",
         "release",
+        "feedback",
         "quarantined",
         "correct",
         "forget",
@@ -337,6 +338,43 @@ async fn a_held_write_is_listed_with_its_reason_and_released_by_a_writer() {
     )
     .await;
     assert_eq!(recalled.body["results"][0]["evidence_id"], id);
+}
+
+#[tokio::test]
+async fn feedback_is_a_write_of_the_callers_team_and_names_a_bad_field() {
+    let s = server().await;
+    let written = post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.a_write),
+        note("the rota is on the wiki"),
+    )
+    .await;
+    let id = written.body["evidence"][0]["evidence_id"].clone();
+    let feedback = json!({"query": "rota",
+                          "results": [{"evidence_id": id, "rank": 1, "judgment": "useful"}]});
+    let by_reader = post(&s.router, "/v1/feedback", Some(&s.a_read), feedback.clone()).await;
+    assert_eq!(by_reader.status, StatusCode::FORBIDDEN);
+    let by_other_team = post(
+        &s.router,
+        "/v1/feedback",
+        Some(&s.b_write),
+        feedback.clone(),
+    )
+    .await;
+    assert_eq!(by_other_team.status, StatusCode::NOT_FOUND);
+    let recorded = post(&s.router, "/v1/feedback", Some(&s.a_write), feedback).await;
+    assert_eq!(recorded.status, StatusCode::OK);
+    assert!(recorded.body["ranking_profile"].is_string());
+    let unjudged = post(
+        &s.router,
+        "/v1/feedback",
+        Some(&s.a_write),
+        json!({"query": "rota", "results": [{"evidence_id": id, "rank": 1}]}),
+    )
+    .await;
+    assert_eq!(unjudged.status, StatusCode::BAD_REQUEST);
+    assert!(unjudged.text.contains("results"), "{}", unjudged.text);
 }
 
 #[tokio::test]

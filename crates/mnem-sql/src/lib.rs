@@ -127,12 +127,17 @@ pub fn support(view: &GraphView, team: &str, among: &str) -> String {
     )
 }
 
-/// The tier a [`support`] grade stands for.
-pub fn tier_of_grade(grade: i64) -> mnem_core::graph::Tier {
-    if grade >= 2 {
-        mnem_core::graph::Tier::Fact
+/// Adds one row `(_, what, value)` of [`support`] to an item's support.
+pub fn fold_support(support: &mut mnem_core::signals::Support, what: i64, value: i64) {
+    if what == SUPPORT_TIER {
+        support.tier = Some(if value >= 2 {
+            mnem_core::graph::Tier::Fact
+        } else {
+            mnem_core::graph::Tier::ValidatedClaim
+        });
     } else {
-        mnem_core::graph::Tier::ValidatedClaim
+        // The item's own group is one of the distinct groups counted.
+        support.other_source_groups = u32::try_from(value - 1).unwrap_or(0);
     }
 }
 

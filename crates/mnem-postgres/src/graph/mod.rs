@@ -357,11 +357,7 @@ pub async fn evidence_support(
         let what: i32 = col(&row, 1)?;
         let value: i64 = col(&row, 2)?;
         let entry = support.entry(EvidenceId(id)).or_default();
-        if i64::from(what) == mnem_sql::SUPPORT_TIER {
-            entry.tier = Some(mnem_sql::tier_of_grade(value));
-        } else {
-            entry.other_source_groups = u32::try_from(value - 1).unwrap_or(0);
-        }
+        mnem_sql::fold_support(entry, i64::from(what), value);
     }
     Ok(support)
 }

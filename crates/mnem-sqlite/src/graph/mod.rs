@@ -421,11 +421,7 @@ pub fn evidence_support(
     for row in rows {
         let (id, what, value) = row.db()?;
         let entry = support.entry(EvidenceId::from_bytes(id.0)).or_default();
-        if what == mnem_sql::SUPPORT_TIER {
-            entry.tier = Some(mnem_sql::tier_of_grade(value));
-        } else {
-            entry.other_source_groups = u32::try_from(value - 1).unwrap_or(0);
-        }
+        mnem_sql::fold_support(entry, what, value);
     }
     Ok(support)
 }
