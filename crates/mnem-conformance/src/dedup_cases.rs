@@ -5,7 +5,7 @@
 
 use mnem_core::dedup::Duplicate;
 use mnem_core::graph::{RelationshipStatus, RememberRequest, Tier};
-use mnem_core::{LifecycleState, NewEvidence, RecallQuery, Space};
+use mnem_core::{Clock, LifecycleState, NewEvidence, RecallQuery, Space};
 use mnem_service::ServiceError;
 use mnem_store::{Remembered, StoreError};
 use serde_json::json;
@@ -222,6 +222,7 @@ pub async fn corroboration_by_other_groups_lifts_only_among_equals<S: Backend>(f
         &[&plain.evidence, &echoed.evidence],
         "newest wins the tie",
     );
+    let before_echoes = fx.clock.now();
     for group in ["email", "calendar"] {
         let again = write(&fx, from("the invoice run starts at noon", group, group)).await;
         assert_eq!(again.duplicate, Some(Duplicate::Alias));
@@ -229,4 +230,12 @@ pub async fn corroboration_by_other_groups_lifts_only_among_equals<S: Backend>(f
     let hits = fx.recall(query()).await;
     assert_eq!(ids(&hits), vec![echoed.evidence.id, plain.evidence.id]);
     assert_eq!(hits[0].components.support.other_source_groups, 2);
+    // As memory stood before the echoes were written, nothing corroborated it.
+    let then = fx
+        .recall(RecallQuery {
+            known_at: Some(before_echoes),
+            ..query()
+        })
+        .await;
+    assert_eq!(ids(&then), vec![plain.evidence.id, echoed.evidence.id]);
 }
