@@ -279,8 +279,11 @@ impl EvidenceStore for SqliteStore {
             actor.profile,
             recorded_at,
         )?;
-        let mut stored = self.store_records(actor, vec![(evidence, hold)]).await?;
-        Ok(stored.remove(0))
+        let stored = self.store_records(actor, vec![(evidence, hold)]).await?;
+        stored
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::Backend("a write was answered with nothing".into()))
     }
 
     async fn remember_batch(
