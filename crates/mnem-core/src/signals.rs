@@ -21,8 +21,9 @@ pub struct Support {
     /// `fact`, valid and known in the recall's time view) that cite this item; `None`
     /// when it cites none — a `candidate` or held claim never counts.
     pub tier: Option<Tier>,
-    /// Source groups other than the item's own that wrote this same text (its current
-    /// aliases', see content-hash de-duplication): independent corroboration.
+    /// Independent corroboration: the distinct source groups among the item's current
+    /// recorded writes of its text (see [`crate::dedup`]), less the one it needs to
+    /// exist; 0 for an item written once.
     pub other_source_groups: u32,
 }
 
