@@ -6,7 +6,7 @@
 //!
 //! What counts as "the same" is deliberately narrow, because merging two items that a
 //! recall could tell apart would hide one of them:
-//! - the same text once whitespace is normalised ([`normalise_content`]);
+//! - the same text once white space is collapsed ([`crate::text::collapse_whitespace`]);
 //! - the same space, and for `private` the same owner (a private note never merges into
 //!   another profile's);
 //! - everything a recall selects on: kind, scope, labels, refs, expiry;
@@ -20,13 +20,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::collapse_whitespace;
 use crate::{Authority, Evidence, LifecycleState, ProfileId, SourceType, Space, Timestamp};
-
-/// The text as de-duplication compares it: runs of whitespace (any Unicode white space,
-/// line breaks included) become one space, and the ends are trimmed.
-pub fn normalise_content(content: &str) -> String {
-    content.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 /// One write of an item: who wrote it, from where, observed when. An item written once
 /// has only its own (kept on the evidence row); an item written again gets one per write.
@@ -94,7 +89,7 @@ pub fn repeats(stored: &Evidence, new: &Evidence, now: Timestamp) -> bool {
         && new.state == LifecycleState::Current
         && !stored.is_expired_at(now)
         && stored.content_hash == new.content_hash
-        && normalise_content(&stored.content) == normalise_content(&new.content)
+        && collapse_whitespace(&stored.content) == collapse_whitespace(&new.content)
         && stored.space == new.space
         && (stored.space == Space::Team || stored.owner == new.owner)
         && stored.kind == new.kind
@@ -160,7 +155,7 @@ mod tests {
     #[test]
     fn whitespace_differences_are_the_same_text() {
         assert_eq!(
-            normalise_content(" Ana prefers\ttea \n\n in the morning "),
+            collapse_whitespace(" Ana prefers\ttea \n\n in the morning "),
             "Ana prefers tea in the morning"
         );
         let stored = record(1, OWNER, |_| {});

@@ -384,11 +384,11 @@ pub struct LifecycleEvent {
 }
 
 /// Lowercase hex SHA-256 of the content with its whitespace normalised
-/// ([`crate::dedup::normalise_content`]): the within-team de-duplication key. (Records
+/// ([`crate::text::collapse_whitespace`]): the within-team de-duplication key. (Records
 /// stored before de-duplication hashed the exact text; for text without extra white
 /// space the two agree.)
 pub fn content_hash(content: &str) -> String {
-    let digest = Sha256::digest(crate::dedup::normalise_content(content).as_bytes());
+    let digest = Sha256::digest(crate::text::collapse_whitespace(content).as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

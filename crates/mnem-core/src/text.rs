@@ -45,6 +45,12 @@ pub fn query_terms(query: &str) -> Vec<String> {
     }
 }
 
+/// Runs of white space (any Unicode white space, line breaks included) as one space, the
+/// ends trimmed: how names, surfaces and de-duplicated texts are compared.
+pub fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The largest index ≤ `max` that is a char boundary of `s`: where to cut text to a byte
 /// budget without splitting a character.
 pub fn floor_char_boundary(s: &str, max: usize) -> usize {

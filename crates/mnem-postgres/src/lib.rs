@@ -35,8 +35,8 @@ use mnem_core::{
     LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
     Timestamp,
 };
-use mnem_store::dedup::NewRecord;
-use mnem_store::{batch_records, graph_read, graph_write, Remembered};
+use mnem_store::dedup::{NewRecord, Settled};
+use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
@@ -271,19 +271,8 @@ impl EvidenceStore for PgStore {
     }
 
     async fn remember(&self, actor: &Actor, new: NewEvidence) -> Result<Remembered> {
-        let recorded_at = self.clock.now();
-        let hold = new.quarantine.clone();
-        let evidence = new.into_evidence(
-            EvidenceId(new_uuid_v7(recorded_at)),
-            actor.team,
-            actor.profile,
-            recorded_at,
-        )?;
-        let stored = self.store_records(actor, vec![(evidence, hold)]).await?;
-        stored
-            .into_iter()
-            .next()
-            .ok_or_else(|| StoreError::Backend("a write was answered with nothing".into()))
+        let record = new_record(self.clock.as_ref(), actor, new)?;
+        self.store_records(actor, vec![record]).await?.only_answer()
     }
 
     async fn remember_batch(
@@ -292,7 +281,7 @@ impl EvidenceStore for PgStore {
         items: Vec<NewEvidence>,
     ) -> Result<Vec<Remembered>> {
         let records = batch_records(self.clock.as_ref(), actor, items)?;
-        self.store_records(actor, records).await
+        Ok(self.store_records(actor, records).await?.answers)
     }
 
     async fn record_feedback(&self, actor: &Actor, feedback: RecallFeedback) -> Result<()> {
@@ -583,20 +572,8 @@ impl PgStore {
     /// Validated records settled against the team's stored texts
     /// ([`mnem_store::dedup`]) and written in one transaction: the fresh ones inserted
     /// set-based, the repeated ones recorded as writes of the items they repeat.
-    async fn store_records(
-        &self,
-        actor: &Actor,
-        records: Vec<(Evidence, Option<String>)>,
-    ) -> Result<Vec<Remembered>> {
+    async fn store_records(&self, actor: &Actor, records: Vec<NewRecord>) -> Result<Settled> {
         let now = self.clock.now();
-        let records = records
-            .into_iter()
-            .map(|(evidence, hold)| NewRecord {
-                evidence,
-                hold,
-                exact_text: false,
-            })
-            .collect();
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
         let rows = PgRows { tx: &tx };
@@ -614,7 +591,7 @@ impl PgStore {
         }
         settled.record(&rows, actor).await?;
         tx.commit().await.db()?;
-        Ok(settled.answers)
+        Ok(settled)
     }
 
     async fn move_evidence(

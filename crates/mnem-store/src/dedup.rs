@@ -23,8 +23,9 @@ use crate::Result;
 pub trait ProvenanceRows {
     /// Makes other writers of these texts (by hash) wait until this transaction ends, so
     /// two concurrent writes of one text cannot both find it missing; a no-op where one
-    /// writer runs at a time. Taken for all of a request's texts at once, before any
-    /// [`settle`] of it, and again by each (taking a held text again is free).
+    /// writer runs at a time. Taken for all of a request's texts at once (in one order,
+    /// so two writers cannot deadlock): by [`settle`], or by a caller that then settles
+    /// its items one at a time with [`settle_held`].
     async fn hold_texts(&self, actor: &Actor, hashes: &[String]) -> Result<()>;
 
     /// Current records the actor can see (the team's, and its own private ones) whose
@@ -76,6 +77,14 @@ pub struct Settled {
 }
 
 impl Settled {
+    /// The answer to a batch of one.
+    pub fn only_answer(self) -> Result<Remembered> {
+        self.answers
+            .into_iter()
+            .next()
+            .ok_or_else(|| crate::StoreError::Backend("a write was answered with nothing".into()))
+    }
+
     /// Appends the writes the batch added to repeated items (after the fresh records are
     /// inserted: an item repeated inside one batch is one of them).
     pub async fn record<R: ProvenanceRows>(&self, rows: &R, actor: &Actor) -> Result<()> {
@@ -86,15 +95,9 @@ impl Settled {
     }
 }
 
-/// Settles `records` in order: each repeats a stored current item, or an earlier fresh
-/// record of the batch, or is fresh. One read for the stored candidates, one per repeated
-/// stored item for its recorded writes.
-pub async fn settle<R: ProvenanceRows>(
-    rows: &R,
-    actor: &Actor,
-    records: Vec<NewRecord>,
-    now: Timestamp,
-) -> Result<Settled> {
+/// The distinct hashes of the records that can repeat a stored item (held ones cannot),
+/// sorted: the order texts are held in.
+fn texts(records: &[NewRecord]) -> Vec<String> {
     let mut hashes: Vec<String> = records
         .iter()
         .filter(|r| r.hold.is_none())
@@ -102,10 +105,36 @@ pub async fn settle<R: ProvenanceRows>(
         .collect();
     hashes.sort_unstable();
     hashes.dedup();
+    hashes
+}
+
+/// Holds the batch's texts ([`ProvenanceRows::hold_texts`]), then [`settle_held`].
+pub async fn settle<R: ProvenanceRows>(
+    rows: &R,
+    actor: &Actor,
+    records: Vec<NewRecord>,
+    now: Timestamp,
+) -> Result<Settled> {
+    let hashes = texts(&records);
+    if !hashes.is_empty() {
+        rows.hold_texts(actor, &hashes).await?;
+    }
+    settle_held(rows, actor, records, now).await
+}
+
+/// Settles `records` in order, the caller holding their texts: each repeats a stored
+/// current item, or an earlier fresh record of the batch, or is fresh. One read for the
+/// stored candidates, one per repeated stored item for its recorded writes.
+pub async fn settle_held<R: ProvenanceRows>(
+    rows: &R,
+    actor: &Actor,
+    records: Vec<NewRecord>,
+    now: Timestamp,
+) -> Result<Settled> {
+    let hashes = texts(&records);
     let stored = if hashes.is_empty() {
         Vec::new()
     } else {
-        rows.hold_texts(actor, &hashes).await?;
         rows.current_with_hashes(actor, &hashes).await?
     };
     // Per absorbing item: its writes as recorded, and the count already in the store.

@@ -278,6 +278,7 @@ pub async fn commit_remember<R: GraphRows>(
     let mut inserted: Vec<Evidence> = Vec::with_capacity(request.evidence.len());
     let mut holds: Vec<Option<String>> = Vec::with_capacity(request.evidence.len());
     let mut duplicates = Vec::with_capacity(request.evidence.len());
+    // Every text of the request held at once, in one order; then item by item.
     let mut texts: Vec<String> = request
         .evidence
         .iter()
@@ -297,14 +298,10 @@ pub async fn commit_remember<R: GraphRows>(
             hold: hold.clone(),
             exact_text: cited.contains(&i),
         };
-        let mut settled = dedup::settle(rows, actor, vec![record], now).await?;
+        let mut settled = dedup::settle_held(rows, actor, vec![record], now).await?;
         let Some((mut evidence, _)) = settled.fresh.pop() else {
             settled.record(rows, actor).await?;
-            let answer = settled
-                .answers
-                .into_iter()
-                .next()
-                .expect("one answer per record");
+            let answer = settled.only_answer()?;
             holds.push(None);
             duplicates.push(answer.duplicate);
             inserted.push(answer.evidence);

@@ -27,7 +27,7 @@ use mnem_core::{
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub use dedup::Remembered;
+pub use dedup::{NewRecord, Remembered};
 use uuid::Uuid;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -496,15 +496,37 @@ pub fn new_uuid_v7(at: Timestamp) -> Uuid {
 /// the memory a request holds stay bounded.
 pub const MAX_BATCH_ITEMS: usize = 10_000;
 
-/// A batch's records, every item validated before anything is written: each stamped by a
-/// clock reading of its own (so items without `observed_at` keep the batch's order), with
-/// the reason it is held, if it is. An invalid item is named by its position
-/// (`items[3].content`); more than [`MAX_BATCH_ITEMS`] is refused whole.
+/// One plain write validated into a record: stamped by one clock reading, with the reason
+/// screening holds it, if it does. Errors name the field as written (`content`).
+pub fn new_record(
+    clock: &dyn Clock,
+    actor: &Actor,
+    new: NewEvidence,
+) -> Result<NewRecord, ValidationError> {
+    let recorded_at = clock.now();
+    let hold = new.quarantine.clone();
+    let evidence = new.into_evidence(
+        EvidenceId(new_uuid_v7(recorded_at)),
+        actor.team,
+        actor.profile,
+        recorded_at,
+    )?;
+    Ok(NewRecord {
+        evidence,
+        hold,
+        exact_text: false,
+    })
+}
+
+/// A batch's records, every item validated ([`new_record`]) before anything is written:
+/// each stamped by a clock reading of its own (so items without `observed_at` keep the
+/// batch's order). An invalid item is named by its position (`items[3].content`); more
+/// than [`MAX_BATCH_ITEMS`] is refused whole.
 pub fn batch_records(
     clock: &dyn Clock,
     actor: &Actor,
     items: Vec<NewEvidence>,
-) -> Result<Vec<(Evidence, Option<String>)>> {
+) -> Result<Vec<NewRecord>> {
     if items.len() > MAX_BATCH_ITEMS {
         return Err(ValidationError::new(
             "items",
@@ -519,19 +541,9 @@ pub fn batch_records(
         .into_iter()
         .enumerate()
         .map(|(index, new)| {
-            let recorded_at = clock.now();
-            let hold = new.quarantine.clone();
-            let evidence = new
-                .into_evidence(
-                    EvidenceId(new_uuid_v7(recorded_at)),
-                    actor.team,
-                    actor.profile,
-                    recorded_at,
-                )
-                .map_err(|e| {
-                    ValidationError::new(format!("items[{index}].{}", e.field), e.reason)
-                })?;
-            Ok((evidence, hold))
+            new_record(clock, actor, new).map_err(|e| {
+                ValidationError::new(format!("items[{index}].{}", e.field), e.reason).into()
+            })
         })
         .collect()
 }

@@ -403,7 +403,7 @@ pub fn predicate_key(field: &str, text: &str) -> Result<String, ValidationError>
 }
 
 fn entity_ref(field: &str, input: EntityInput) -> Result<EntityRef, ValidationError> {
-    let name = input.name.split_whitespace().collect::<Vec<_>>().join(" ");
+    let name = crate::text::collapse_whitespace(&input.name);
     let normalised = normalise_name(&name);
     if normalised.is_empty() || name.chars().count() > MAX_ENTITY_NAME_CHARS {
         return Err(ValidationError::new(
@@ -419,7 +419,7 @@ fn entity_ref(field: &str, input: EntityInput) -> Result<EntityRef, ValidationEr
     }
     let mut aliases: Vec<(String, String)> = Vec::new();
     for (i, alias) in input.aliases.into_iter().enumerate() {
-        let alias = alias.split_whitespace().collect::<Vec<_>>().join(" ");
+        let alias = crate::text::collapse_whitespace(&alias);
         let alias_normalised = normalise_name(&alias);
         if alias_normalised.is_empty() || alias.chars().count() > MAX_ENTITY_NAME_CHARS {
             return Err(ValidationError::new(
@@ -442,7 +442,7 @@ fn entity_ref(field: &str, input: EntityInput) -> Result<EntityRef, ValidationEr
 }
 
 fn bounded_surface(field: &str, text: String, max: usize) -> Result<String, ValidationError> {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = crate::text::collapse_whitespace(&text);
     if text.is_empty() || text.chars().count() > max {
         return Err(ValidationError::new(
             field,
