@@ -388,8 +388,15 @@ pub struct LifecycleEvent {
 /// stored before de-duplication hashed the exact text; for text without extra white
 /// space the two agree.)
 pub fn content_hash(content: &str) -> String {
-    let digest = Sha256::digest(crate::text::collapse_whitespace(content).as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(crate::text::collapse_whitespace(content).as_bytes())
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Kinds are free labels compared case-insensitively, so `Fact` and `fact` are one kind.

@@ -21,6 +21,7 @@ pub mod graph;
 pub mod ids;
 pub mod lexical;
 pub mod order;
+pub mod pack;
 pub mod pipeline;
 pub mod recall;
 pub mod score;
