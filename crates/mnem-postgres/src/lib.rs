@@ -14,6 +14,7 @@ mod dedup;
 mod feedback;
 mod graph;
 mod migrations;
+mod pack;
 mod prepared;
 mod rows;
 mod search;
@@ -29,6 +30,7 @@ use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
@@ -39,7 +41,7 @@ use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
-    GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
+    GraphView, ImportMode, PackImport, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
     VerifiedCorrection, VerifiedRemember,
 };
 use tokio_postgres::types::ToSql;
@@ -321,24 +323,7 @@ impl EvidenceStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         visible_evidence(&tx, actor, id).await?;
-        let rows = tx
-            .query(
-                "SELECT state, at, actor_profile_id, reason FROM evidence_events \
-                 WHERE team_id = $1 AND evidence_id = $2 ORDER BY seq",
-                &[&actor.team.0, &id.0],
-            )
-            .await
-            .db()?;
-        rows.iter()
-            .map(|row| {
-                Ok(LifecycleEvent {
-                    state: col::<String>(row, 0)?.parse()?,
-                    at: Timestamp::from_micros(col(row, 1)?),
-                    actor: ProfileId(col(row, 2)?),
-                    reason: col(row, 3)?,
-                })
-            })
-            .collect()
+        pack::evidence_events(&tx, actor, id).await
     }
 
     async fn retract(&self, actor: &Actor, id: EvidenceId, reason: Option<String>) -> Result<()> {
@@ -493,6 +478,32 @@ impl GraphStore for PgStore {
             graph_write::commit_correction(&PgRows { tx: &tx }, actor, correction, now).await?;
         tx.commit().await.db()?;
         Ok(outcome)
+    }
+
+    async fn export_pack(&self, actor: &Actor, selection: PackSelection) -> Result<Pack> {
+        let exported_at = self.clock.now();
+        let mut client = self.client().await?;
+        // Repeatable read: every read of the export sees one snapshot.
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .db()?;
+        set_team(&tx, actor.team).await?;
+        mnem_store::pack::export(&PgRows { tx: &tx }, actor, selection, exported_at).await
+    }
+
+    async fn import_pack(&self, actor: &Actor, pack: Pack, mode: ImportMode) -> Result<PackImport> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        let report =
+            mnem_store::pack::import(&PgRows { tx: &tx }, actor, &pack, mode, now).await?;
+        tx.commit().await.db()?;
+        Ok(report)
     }
 
     async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {

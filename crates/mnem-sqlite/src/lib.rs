@@ -13,6 +13,7 @@ mod feedback;
 mod graph;
 mod lexical;
 mod migrations;
+mod pack;
 mod rows;
 mod search;
 
@@ -27,6 +28,7 @@ use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
     Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
@@ -37,6 +39,7 @@ use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
+    ImportMode, PackImport,
     GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
     VerifiedCorrection, VerifiedRemember,
 };
@@ -324,29 +327,7 @@ impl EvidenceStore for SqliteStore {
         let actor = *actor;
         self.with_reader(move |conn| {
             visible_evidence(conn, &actor, id)?;
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT state, at, actor_profile_id, reason FROM evidence_events \
-                     WHERE team_id = ?1 AND evidence_id = ?2 ORDER BY seq",
-                )
-                .db()?;
-            let events = stmt
-                .query_map(params![actor.team.as_bytes(), id.as_bytes()], |row| {
-                    let state: String = row.get(0)?;
-                    Ok((state, row.get(1)?, row.get::<_, UuidBytes>(2)?, row.get(3)?))
-                })
-                .db()?
-                .map(|row| {
-                    let (state, at, profile, reason) = row.db()?;
-                    Ok(LifecycleEvent {
-                        state: state.parse()?,
-                        at: Timestamp::from_micros(at),
-                        actor: ProfileId::from_bytes(profile.0),
-                        reason,
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Ok(events)
+            pack::evidence_events(conn, &actor, id)
         })
         .await
     }
@@ -530,6 +511,28 @@ impl GraphStore for SqliteStore {
             graph::run(graph_write::commit_correction(
                 &rows, &actor, correction, now,
             ))
+        })
+        .await
+    }
+
+    async fn export_pack(&self, actor: &Actor, selection: PackSelection) -> Result<Pack> {
+        let actor = *actor;
+        let exported_at = self.clock.now();
+        self.with_reader(move |conn| {
+            // One read transaction: the pack is one snapshot of the file.
+            let tx = conn.transaction().db()?;
+            let rows = SqliteRows { conn: &tx };
+            graph::run(mnem_store::pack::export(&rows, &actor, selection, exported_at))
+        })
+        .await
+    }
+
+    async fn import_pack(&self, actor: &Actor, pack: Pack, mode: ImportMode) -> Result<PackImport> {
+        let actor = *actor;
+        let now = self.clock.now();
+        self.with_tx(move |tx| {
+            let rows = SqliteRows { conn: tx };
+            graph::run(mnem_store::pack::import(&rows, &actor, &pack, mode, now))
         })
         .await
     }

@@ -185,10 +185,31 @@ pub enum DiscoveryDocument {
     Relationship(RelationshipId),
 }
 
+/// What a relationship row says besides its endpoints; never changed after the write.
+pub struct Claim<'a> {
+    pub predicate: &'a str,
+    pub predicate_surface: &'a str,
+    pub polarity: Polarity,
+    pub valid_from: Option<Timestamp>,
+    pub valid_to: Option<Timestamp>,
+}
+
+impl<'a> From<&'a Proposal> for Claim<'a> {
+    fn from(proposal: &'a Proposal) -> Self {
+        Self {
+            predicate: &proposal.predicate,
+            predicate_surface: &proposal.predicate_surface,
+            polarity: proposal.polarity,
+            valid_from: proposal.valid_from,
+            valid_to: proposal.valid_to,
+        }
+    }
+}
+
 /// A relationship as decided, ready to insert.
 pub struct NewRelationship<'a> {
     pub id: RelationshipId,
-    pub proposal: &'a Proposal,
+    pub claim: Claim<'a>,
     pub subject: EntityId,
     pub object: &'a ObjectSummary,
     /// The typed value as JSON, for value objects.
@@ -609,7 +630,7 @@ async fn resolve_entity<R: GraphRows>(
 
 /// An entity's discovery document: its name, kind and aliases (re-queued only when
 /// that text changes).
-async fn enqueue_entity_document<R: GraphRows>(
+pub(crate) async fn enqueue_entity_document<R: GraphRows>(
     rows: &R,
     actor: &Actor,
     id: EntityId,
@@ -631,6 +652,34 @@ async fn enqueue_entity_document<R: GraphRows>(
     }
     rows.enqueue_discovery_document(actor.team, DiscoveryDocument::Entity(id), &text, now)
         .await
+}
+
+/// A relationship's discovery document: its endpoints and predicate, never evidence text.
+pub(crate) async fn enqueue_relationship_document<R: GraphRows>(
+    rows: &R,
+    actor: &Actor,
+    id: RelationshipId,
+    subject_name: &str,
+    claim: &Claim<'_>,
+    object: &ObjectSummary,
+    now: Timestamp,
+) -> Result<()> {
+    let negation = match claim.polarity {
+        Polarity::Positive => "",
+        Polarity::Negative => "not ",
+    };
+    let document = format!(
+        "{subject_name} {negation}{} {}",
+        claim.predicate_surface,
+        object.display()
+    );
+    rows.enqueue_discovery_document(
+        actor.team,
+        DiscoveryDocument::Relationship(id),
+        &document,
+        now,
+    )
+    .await
 }
 
 /// What a relationship write is attached to.
@@ -723,7 +772,7 @@ async fn write_relationship<R: GraphRows>(
     };
     let row = NewRelationship {
         id,
-        proposal,
+        claim: Claim::from(proposal),
         subject: subject.entity_id,
         object: &object,
         object_value,
@@ -749,23 +798,8 @@ async fn write_relationship<R: GraphRows>(
         at: now,
     };
     rows.append_transition(actor, &birth).await?;
-    let negation = match proposal.polarity {
-        Polarity::Positive => "",
-        Polarity::Negative => "not ",
-    };
-    let document = format!(
-        "{} {negation}{} {}",
-        subject.name,
-        proposal.predicate_surface,
-        object.display()
-    );
-    rows.enqueue_discovery_document(
-        actor.team,
-        DiscoveryDocument::Relationship(id),
-        &document,
-        now,
-    )
-    .await?;
+    enqueue_relationship_document(rows, actor, id, &subject.name, &row.claim, &object, now)
+        .await?;
 
     let mut status = standing.status;
     if status == RelationshipStatus::Active

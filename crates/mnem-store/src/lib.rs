@@ -8,6 +8,7 @@
 pub mod dedup;
 pub mod graph_read;
 pub mod graph_write;
+pub mod pack;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,6 +19,7 @@ use mnem_core::graph::{
     Adjacency, GraphEdge, ObjectSummary, Proposal, Relationship, RelationshipOutcome,
     RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
 };
+use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
     Access, Actor, ApiKeyRecord, Candidate, Clock, EmbeddingContract, EntityId, Evidence,
@@ -28,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use dedup::{NewRecord, Remembered};
+pub use pack::{ImportMode, PackImport};
 use uuid::Uuid;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -62,6 +65,9 @@ pub enum StoreError {
     TeamNotFound { name: String },
     #[error("API key `{prefix}` not found")]
     KeyNotFound { prefix: String },
+    /// A memory pack that cannot be read or replayed, naming its line.
+    #[error(transparent)]
+    Pack(#[from] mnem_core::pack::PackError),
     #[error("storage backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -356,6 +362,22 @@ pub trait GraphStore: EvidenceStore {
         evidence: Vec<EvidenceId>,
         view: GraphView,
     ) -> impl Future<Output = Result<HashMap<EvidenceId, Support>>> + Send;
+
+    /// The actor's memory as a memory pack ([`pack::export`]), read from one snapshot.
+    fn export_pack(
+        &self,
+        actor: &Actor,
+        selection: PackSelection,
+    ) -> impl Future<Output = Result<Pack>> + Send;
+
+    /// Replays a decoded pack into the actor's team in one transaction
+    /// ([`pack::import`]): all of it, or on error nothing.
+    fn import_pack(
+        &self,
+        actor: &Actor,
+        pack: Pack,
+        mode: ImportMode,
+    ) -> impl Future<Output = Result<PackImport>> + Send;
 
     /// Discoverable relationships supported by any of `evidence`, at most `limit`.
     fn edges_supported_by(

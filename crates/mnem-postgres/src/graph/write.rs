@@ -341,7 +341,7 @@ impl GraphRows for PgRows<'_, '_> {
 
     async fn insert_relationship(&self, actor: &Actor, row: &NewRelationship<'_>) -> Result<()> {
         let (team, id) = (&actor.team.0, &row.id.0);
-        let proposal = row.proposal;
+        let claim = &row.claim;
         prepared::execute(
             self.tx,
             "INSERT INTO relationships (team_id, relationship_id, owner_profile_id, \
@@ -355,14 +355,14 @@ impl GraphRows for PgRows<'_, '_> {
                 id,
                 &actor.profile.0,
                 &row.subject.0,
-                &proposal.predicate,
-                &proposal.predicate_surface,
+                &claim.predicate,
+                &claim.predicate_surface,
                 &row.object.entity_id().map(|e| e.0),
                 &row.object_value,
                 &row.object.identity_key(),
-                &proposal.polarity.as_str(),
-                &proposal.valid_from.map(Timestamp::as_micros),
-                &proposal.valid_to.map(Timestamp::as_micros),
+                &claim.polarity.as_str(),
+                &claim.valid_from.map(Timestamp::as_micros),
+                &claim.valid_to.map(Timestamp::as_micros),
                 &row.recorded_at.as_micros(),
                 &row.semantic_group_key,
                 &row.supersedes.map(|s| s.0),

@@ -440,7 +440,7 @@ impl GraphRows for SqliteRows<'_> {
 
     async fn insert_relationship(&self, actor: &Actor, row: &NewRelationship<'_>) -> Result<()> {
         let (team, id) = (actor.team.as_bytes(), row.id.as_bytes());
-        let proposal = row.proposal;
+        let claim = &row.claim;
         self.conn
             .execute(
                 "INSERT INTO relationships (team_id, relationship_id, owner_profile_id, \
@@ -454,14 +454,14 @@ impl GraphRows for SqliteRows<'_> {
                     id,
                     actor.profile.as_bytes(),
                     row.subject.as_bytes(),
-                    proposal.predicate,
-                    proposal.predicate_surface,
+                    claim.predicate,
+                    claim.predicate_surface,
                     row.object.entity_id().map(|e| e.as_bytes().to_vec()),
                     row.object_value,
                     row.object.identity_key(),
-                    proposal.polarity.as_str(),
-                    proposal.valid_from.map(Timestamp::as_micros),
-                    proposal.valid_to.map(Timestamp::as_micros),
+                    claim.polarity.as_str(),
+                    claim.valid_from.map(Timestamp::as_micros),
+                    claim.valid_to.map(Timestamp::as_micros),
                     row.recorded_at.as_micros(),
                     row.semantic_group_key,
                     row.supersedes.map(|s| s.as_bytes().to_vec()),
