@@ -20,6 +20,7 @@ pub mod feedback_cases;
 pub mod graph_cases;
 pub mod helpers;
 pub mod lexical_cases;
+pub mod pack_cases;
 pub mod vector_cases;
 pub mod window_cases;
 
@@ -148,6 +149,18 @@ macro_rules! conformance_suite {
                 replayed_feedback_scores_where_useful_items_rank,
             );
         }
+        mod packs {
+            use super::*;
+            $crate::conformance_suite!(@pack_cases $guard, $open;
+                a_pack_replays_into_a_fresh_team_with_the_same_recalls_and_traces,
+                importing_a_pack_twice_changes_nothing,
+                review_mode_lands_relationships_as_candidates,
+                a_failing_import_writes_nothing_and_names_the_line,
+                a_pack_holds_only_what_its_exporter_can_see,
+                a_slice_keeps_its_evidence_and_only_whole_relationships,
+                a_text_the_team_holds_is_merged_not_repeated,
+            );
+        }
         mod lexical_branch {
             use super::*;
             $crate::conformance_suite!(@lexical_cases $guard, $open;
@@ -184,6 +197,17 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::dedup_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@pack_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::pack_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

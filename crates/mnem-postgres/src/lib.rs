@@ -41,8 +41,8 @@ use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
-    GraphView, ImportMode, PackImport, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
-    VerifiedCorrection, VerifiedRemember,
+    GraphView, ImportMode, PackImport, PendingDocument, Result, SearchFreshness, SearchIndex,
+    StoreError, VerifiedCorrection, VerifiedRemember,
 };
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Transaction};
@@ -500,8 +500,7 @@ impl GraphStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
         lock_team_graph(&tx, actor.team).await?;
-        let report =
-            mnem_store::pack::import(&PgRows { tx: &tx }, actor, &pack, mode, now).await?;
+        let report = mnem_store::pack::import(&PgRows { tx: &tx }, actor, &pack, mode, now).await?;
         tx.commit().await.db()?;
         Ok(report)
     }

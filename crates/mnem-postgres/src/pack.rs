@@ -41,7 +41,10 @@ impl PackRows for PgRows<'_, '_> {
     async fn team_name(&self, actor: &Actor) -> Result<String> {
         let row = self
             .tx
-            .query_one("SELECT name FROM teams WHERE team_id = $1", &[&actor.team.0])
+            .query_one(
+                "SELECT name FROM teams WHERE team_id = $1",
+                &[&actor.team.0],
+            )
             .await
             .db()?;
         col(&row, 0)
@@ -98,13 +101,12 @@ impl PackRows for PgRows<'_, '_> {
             )
             .await
             .db()?;
-        rows.iter().map(|row| Ok(EvidenceId(col(row, 0)?))).collect()
+        rows.iter()
+            .map(|row| Ok(EvidenceId(col(row, 0)?)))
+            .collect()
     }
 
-    async fn relationship_verdicts(
-        &self,
-        actor: &Actor,
-    ) -> Result<Vec<(RelationshipId, Verdict)>> {
+    async fn relationship_verdicts(&self, actor: &Actor) -> Result<Vec<(RelationshipId, Verdict)>> {
         let rows = self
             .tx
             .query(
@@ -119,11 +121,7 @@ impl PackRows for PgRows<'_, '_> {
             .collect()
     }
 
-    async fn evidence_events(
-        &self,
-        actor: &Actor,
-        id: EvidenceId,
-    ) -> Result<Vec<LifecycleEvent>> {
+    async fn evidence_events(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
         evidence_events(self.tx, actor, id).await
     }
 }

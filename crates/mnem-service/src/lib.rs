@@ -9,6 +9,7 @@
 mod auth;
 mod feedback;
 mod graph;
+mod pack;
 mod query_vectors;
 mod verifier;
 mod worker;

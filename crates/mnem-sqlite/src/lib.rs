@@ -39,9 +39,8 @@ use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
-    ImportMode, PackImport,
-    GraphView, PendingDocument, Result, SearchFreshness, SearchIndex, StoreError,
-    VerifiedCorrection, VerifiedRemember,
+    GraphView, ImportMode, PackImport, PendingDocument, Result, SearchFreshness, SearchIndex,
+    StoreError, VerifiedCorrection, VerifiedRemember,
 };
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
@@ -522,7 +521,12 @@ impl GraphStore for SqliteStore {
             // One read transaction: the pack is one snapshot of the file.
             let tx = conn.transaction().db()?;
             let rows = SqliteRows { conn: &tx };
-            graph::run(mnem_store::pack::export(&rows, &actor, selection, exported_at))
+            graph::run(mnem_store::pack::export(
+                &rows,
+                &actor,
+                selection,
+                exported_at,
+            ))
         })
         .await
     }

@@ -2,9 +2,7 @@
 //! exports and imports).
 
 use mnem_core::graph::Verdict;
-use mnem_core::{
-    Actor, EvidenceId, LifecycleEvent, ProfileId, RelationshipId, Timestamp,
-};
+use mnem_core::{Actor, EvidenceId, LifecycleEvent, ProfileId, RelationshipId, Timestamp};
 use mnem_store::pack::PackRows;
 use mnem_store::Result;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -14,7 +12,11 @@ use crate::rows::UuidBytes;
 use crate::DbResult;
 
 /// The lifecycle log of one evidence item, oldest first (the caller checked visibility).
-pub fn evidence_events(conn: &Connection, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
+pub fn evidence_events(
+    conn: &Connection,
+    actor: &Actor,
+    id: EvidenceId,
+) -> Result<Vec<LifecycleEvent>> {
     let mut stmt = conn
         .prepare_cached(
             "SELECT state, at, actor_profile_id, reason FROM evidence_events \
@@ -116,10 +118,7 @@ impl PackRows for SqliteRows<'_> {
             .collect()
     }
 
-    async fn relationship_verdicts(
-        &self,
-        actor: &Actor,
-    ) -> Result<Vec<(RelationshipId, Verdict)>> {
+    async fn relationship_verdicts(&self, actor: &Actor) -> Result<Vec<(RelationshipId, Verdict)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -139,11 +138,7 @@ impl PackRows for SqliteRows<'_> {
         .collect()
     }
 
-    async fn evidence_events(
-        &self,
-        actor: &Actor,
-        id: EvidenceId,
-    ) -> Result<Vec<LifecycleEvent>> {
+    async fn evidence_events(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
         evidence_events(self.conn, actor, id)
     }
 }

@@ -798,8 +798,7 @@ async fn write_relationship<R: GraphRows>(
         at: now,
     };
     rows.append_transition(actor, &birth).await?;
-    enqueue_relationship_document(rows, actor, id, &subject.name, &row.claim, &object, now)
-        .await?;
+    enqueue_relationship_document(rows, actor, id, &subject.name, &row.claim, &object, now).await?;
 
     let mut status = standing.status;
     if status == RelationshipStatus::Active

@@ -50,13 +50,9 @@ pub trait PackRows {
     /// (then by id).
     async fn evidence_ids(&self, actor: &Actor) -> Result<Vec<EvidenceId>>;
     /// The team's relationships with their verdicts, oldest recorded first (then by id).
-    async fn relationship_verdicts(
-        &self,
-        actor: &Actor,
-    ) -> Result<Vec<(RelationshipId, Verdict)>>;
+    async fn relationship_verdicts(&self, actor: &Actor) -> Result<Vec<(RelationshipId, Verdict)>>;
     /// The lifecycle log of one evidence item, oldest first.
-    async fn evidence_events(&self, actor: &Actor, id: EvidenceId)
-        -> Result<Vec<LifecycleEvent>>;
+    async fn evidence_events(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>>;
 }
 
 /// How an import treats the pack's relationships.
@@ -138,12 +134,14 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
         let spans = TraceRows::cited_spans(rows, actor, id, &view).await?;
         let whole = !spans.is_empty() && spans.iter().all(|s| in_pack.contains(&s.evidence_id));
         let record = TraceRows::relationship(rows, actor, id, &view).await?;
-        if !whole || record.supersedes.is_some_and(|prior| !kept.contains(&prior)) {
+        if !whole
+            || record
+                .supersedes
+                .is_some_and(|prior| !kept.contains(&prior))
+        {
             continue;
         }
-        let mut verification_events = rows
-            .verification_events(actor, id, None, WHOLE_LOG)
-            .await?;
+        let mut verification_events = rows.verification_events(actor, id, None, WHOLE_LOG).await?;
         verification_events.reverse();
         let mut transitions = rows.transitions(actor, id, None, WHOLE_LOG).await?;
         transitions.reverse();
@@ -307,7 +305,11 @@ pub async fn import<R: GraphRows + PackRows>(
     }
 
     for p in &pack.predicates {
-        if rows.predicate_cardinality(actor, &p.predicate).await?.is_none() {
+        if rows
+            .predicate_cardinality(actor, &p.predicate)
+            .await?
+            .is_none()
+        {
             rows.insert_predicate(actor, &p.predicate, p.single_valued, now)
                 .await?;
             report.predicates_added += 1;
@@ -424,7 +426,12 @@ async fn import_evidence<R: GraphRows>(
         quarantine: None,
     };
     let mut record = new
-        .into_evidence(item.evidence_id, owner.team, owner.profile, item.recorded_at)
+        .into_evidence(
+            item.evidence_id,
+            owner.team,
+            owner.profile,
+            item.recorded_at,
+        )
         .map_err(|e| PackError::new(line, format!("{}: {}", e.field, e.reason)))?;
 
     if item.state == LifecycleState::Current {

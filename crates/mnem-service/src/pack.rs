@@ -1,0 +1,31 @@
+//! Memory packs at the service boundary: decoded and checked whole before the store
+//! replays them, exported as the store reads them.
+
+use mnem_core::pack::{Pack, PackSelection};
+use mnem_core::Actor;
+use mnem_store::{GraphStore, ImportMode, PackImport, SearchIndex, StoreError};
+
+use crate::{Memory, Result};
+
+impl<S: GraphStore + SearchIndex> Memory<S> {
+    /// The actor's memory — team evidence and its own private evidence in every state but
+    /// erased, with the relationships, entities and predicates they carry — sliced by
+    /// `selection`, as a pack. Never vectors, never another profile's private text.
+    pub async fn export_pack(&self, actor: &Actor, selection: PackSelection) -> Result<Pack> {
+        Ok(self.store().export_pack(actor, selection).await?)
+    }
+
+    /// Reads a pack's text (every line checked, [`Pack::decode`]) and replays it into the
+    /// actor's team in one transaction: all of it or, with an error naming the line,
+    /// nothing. Importing the same pack again changes nothing. Imported evidence waits for
+    /// its vectors like any write (the embedding worker makes them).
+    pub async fn import_pack(
+        &self,
+        actor: &Actor,
+        text: &str,
+        mode: ImportMode,
+    ) -> Result<PackImport> {
+        let pack = Pack::decode(text).map_err(StoreError::from)?;
+        Ok(self.store().import_pack(actor, pack, mode).await?)
+    }
+}
