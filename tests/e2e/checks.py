@@ -5,6 +5,7 @@ import json
 
 EXPECTED_TOOLS = {
     "correct_relationship",
+    "export_memory_pack",
     "forget",
     "recall_memory",
     "release_evidence",

@@ -146,6 +146,14 @@ pub enum Command {
     /// another ranking profile.
     #[command(subcommand)]
     Feedback(FeedbackCommand),
+    /// Write the team's memory (evidence with its history, relationships with theirs,
+    /// entities, aliases; never vectors) as a memory pack: canonical JSON Lines ending in
+    /// a SHA-256 manifest. `--scope`, `--since` and `--until` take a slice.
+    Export(ExportArgs),
+    /// Replay a memory pack into the team in one transaction (all of it or nothing; a
+    /// second import changes nothing). Its relationships land as candidates unless
+    /// `--mode trusted`.
+    Import(ImportArgs),
     /// Serve the memory tools over MCP on stdin/stdout (for desktop MCP clients), as the
     /// --team and --as principal; logs go to stderr.
     Mcp,
@@ -547,6 +555,39 @@ pub struct CorrectArgs {
     /// polarity, predicate_surface, valid_from, valid_to); `-` reads standard input.
     #[arg(long, value_name = "FILE")]
     pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Where to write the pack (`-`: standard output).
+    #[arg(long, short, default_value = "-")]
+    pub output: PathBuf,
+    /// Only evidence in this scope or under it (`acme/api`).
+    #[arg(long, value_parser = parse_scope)]
+    pub scope: Option<Scope>,
+    /// Only evidence observed at or after this RFC 3339 time.
+    #[arg(long, value_parser = parse_since)]
+    pub since: Option<Timestamp>,
+    /// Only evidence observed before this RFC 3339 time.
+    #[arg(long, value_parser = parse_until)]
+    pub until: Option<Timestamp>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The pack file (`-`: standard input).
+    pub pack: PathBuf,
+    /// `review`: relationships land as candidates (kept out of discovery and tier
+    /// signals until this team verifies them); `trusted`: tiers and history kept as
+    /// exported.
+    #[arg(long, value_enum, default_value_t = PackMode::Review)]
+    pub mode: PackMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PackMode {
+    Review,
+    Trusted,
 }
 
 #[derive(Debug, Args)]

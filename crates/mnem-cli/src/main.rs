@@ -4,7 +4,7 @@
 mod args;
 mod render;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,6 +13,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use mnem_core::feedback::{FeedbackInput, FeedbackResult, Judgment};
 use mnem_core::graph::{Correction, RememberRequest};
+use mnem_core::pack::PackSelection;
 use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Rights, Scope, Space};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
@@ -21,9 +22,11 @@ use mnem_service::{
     MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
 };
 use mnem_sqlite::SqliteStore;
-use mnem_store::{CredentialStore, GraphStore, GraphView, SearchIndex, StoreError, SystemClock};
+use mnem_store::{
+    CredentialStore, GraphStore, GraphView, ImportMode, SearchIndex, StoreError, SystemClock,
+};
 
-use args::{Cli, Command, FeedbackCommand, FeedbackSubmitArgs, RecallArgs, RememberArgs};
+use args::{Cli, Command, FeedbackCommand, FeedbackSubmitArgs, PackMode, RecallArgs, RememberArgs};
 
 /// Teams with at least this many vectors are searched through their vector index (HNSW,
 /// saved beside a SQLite file); smaller ones are scanned exactly. `mnem bench` at 10k
@@ -45,6 +48,7 @@ impl From<StoreError> for Failure {
         match err {
             StoreError::Invalid(invalid) => Failure::Input(invalid.to_string()),
             err @ (StoreError::Conflict(_)
+            | StoreError::Pack(_)
             | StoreError::NotPermitted { .. }
             | StoreError::TeamNotFound { .. }
             | StoreError::KeyNotFound { .. }) => Failure::Input(err.to_string()),
@@ -257,19 +261,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 }
                 None => {}
             }
-            // The write is committed; compute its vectors before this process exits — its
-            // own first, for a bounded time, never another team's backlog.
-            let report = memory
-                .embed_own_writes(&actor, OWN_WRITE_EMBED_BUDGET)
-                .await?;
-            tracing::debug!(?report, "embedded this team's pending documents");
-            if report.left_pending {
-                tracing::info!(
-                    "some of this team's documents are still pending vectors (full-text \
-                     search has them); `mnem serve` or `mnem mcp` embeds the rest, \
-                     `mnem status` counts them"
-                );
-            }
+            embed_after_write(&memory, &actor).await?;
         }
         Command::Recall(ref args) => {
             let needs_vectors = !args.query.trim().is_empty();
@@ -358,6 +350,43 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 (&candidate.profile().version, &after),
                 cli.json,
             );
+        }
+        Command::Export(ref args) => {
+            let memory = Memory::unchecked(store, None);
+            let selection = PackSelection {
+                scope: args.scope.clone(),
+                since: args.since,
+                until: args.until,
+            }
+            .checked()
+            .map_err(|e| Failure::Input(e.to_string()))?;
+            let pack = memory.export_pack(&actor, selection).await?;
+            let text = pack.encode();
+            let to_stdout = args.output.as_os_str() == "-";
+            if to_stdout {
+                std::io::stdout()
+                    .write_all(text.as_bytes())
+                    .map_err(|e| Failure::Runtime(format!("cannot write the pack: {e}")))?;
+            } else {
+                std::fs::write(&args.output, &text).map_err(|e| {
+                    Failure::Input(format!(
+                        "output: cannot write {}: {e}",
+                        args.output.display()
+                    ))
+                })?;
+            }
+            render::exported(&pack.counts(), text.len(), to_stdout, cli.json);
+        }
+        Command::Import(ref args) => {
+            let text = read_file(&args.pack, "pack")?;
+            let mode = match args.mode {
+                PackMode::Review => ImportMode::Review,
+                PackMode::Trusted => ImportMode::Trusted,
+            };
+            let memory = Memory::open(store, embedder(&cli)?).await?;
+            let report = memory.import_pack(&actor, &text, mode).await?;
+            render::imported(&report, cli.json);
+            embed_after_write(&memory, &actor).await?;
         }
         Command::Mcp => {
             // A long-lived process: a background worker embeds what the tools write.
@@ -708,13 +737,33 @@ fn remember_input(args: &RememberArgs) -> Result<RememberInput, Failure> {
 /// Parses a JSON file (`-` = standard input); a malformed document is bad input naming
 /// `what` and the position.
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T, Failure> {
-    let text = if path.as_os_str() == "-" {
-        read_text("-")?
-    } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| Failure::Input(format!("{what}: cannot read {}: {e}", path.display())))?
-    };
+    let text = read_file(path, what)?;
     serde_json::from_str(&text).map_err(|e| Failure::Input(format!("{what}: {e}")))
+}
+
+/// After a committed write, computes its vectors before this process exits — the team's
+/// own first, for a bounded time, never another team's backlog.
+async fn embed_after_write<S: Backend>(memory: &Memory<S>, actor: &Actor) -> Result<(), Failure> {
+    let report = memory
+        .embed_own_writes(actor, OWN_WRITE_EMBED_BUDGET)
+        .await?;
+    tracing::debug!(?report, "embedded this team's pending documents");
+    if report.left_pending {
+        tracing::info!(
+            "some of this team's documents are still pending vectors (full-text search has \
+             them); `mnem serve` or `mnem mcp` embeds the rest, `mnem status` counts them"
+        );
+    }
+    Ok(())
+}
+
+/// A file's text, or standard input's for `-`.
+fn read_file(path: &Path, what: &str) -> Result<String, Failure> {
+    if path.as_os_str() == "-" {
+        return read_text("-");
+    }
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(format!("{what}: cannot read {}: {e}", path.display())))
 }
 
 /// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker.

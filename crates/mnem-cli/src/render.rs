@@ -6,12 +6,13 @@ use mnem_core::feedback::{RankingQuality, RecallFeedback, Usage};
 use mnem_core::graph::{
     DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::pack::PackCounts;
 use mnem_core::{
     ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult,
     PublicWindowItem, RecallHit, ScoreComponents, TeamId,
 };
 use mnem_service::{EmbedReport, HeldEvidence, IssuedKey, Status};
-use mnem_store::Remembered;
+use mnem_store::{PackImport, Remembered};
 use serde::Serialize;
 use serde_json::json;
 
@@ -578,4 +579,48 @@ pub fn keys(keys: &[ApiKeyRecord], as_json: bool) {
             key.prefix, key.team_name, key.profile_name, key.access, state
         );
     }
+}
+
+/// `mnem export`: what the pack holds. When the pack itself went to standard output the
+/// summary goes to standard error, so the pack stays a clean file.
+pub fn exported(counts: &PackCounts, bytes: usize, pack_on_stdout: bool, as_json: bool) {
+    let summary = json!({ "counts": counts, "bytes": bytes });
+    let text = if as_json {
+        serde_json::to_string_pretty(&summary).unwrap_or_default()
+    } else {
+        format!(
+            "exported {} evidence, {} relationships, {} entities, {} predicates, {} profiles \
+             ({bytes} bytes)",
+            counts.evidence,
+            counts.relationships,
+            counts.entities,
+            counts.predicates,
+            counts.profiles
+        )
+    };
+    if pack_on_stdout {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
+}
+
+/// `mnem import`: what was written and what was found already stored.
+pub fn imported(report: &PackImport, as_json: bool) {
+    if as_json {
+        print_json(&json!(report));
+        return;
+    }
+    println!(
+        "evidence: {} added, {} already stored, {} merged into the same text",
+        report.evidence_added, report.evidence_present, report.evidence_merged
+    );
+    println!(
+        "entities: {} added, {} matched by name, {} already stored",
+        report.entities_added, report.entities_matched, report.entities_present
+    );
+    println!(
+        "relationships: {} added, {} already stored; predicates: {} declared",
+        report.relationships_added, report.relationships_present, report.predicates_added
+    );
 }

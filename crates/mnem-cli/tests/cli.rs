@@ -276,6 +276,41 @@ fn feedback_is_recorded_counted_in_show_and_replayed_per_profile() {
 }
 
 #[test]
+fn export_then_import_carries_memory_to_another_team_once() {
+    let store = Store::new();
+    let id = store.ok(&["remember", "the staging cluster moved to eu-west"]);
+    let pack = store.path.with_extension("pack.jsonl");
+    let pack_path = pack.to_str().expect("utf-8 path");
+    store.ok(&["export", "--output", pack_path]);
+    let first = store.json(&["--team", "copy", "import", pack_path, "--mode", "trusted"]);
+    assert_eq!(first["evidence_added"], 1);
+    let again = store.json(&["--team", "copy", "import", pack_path]);
+    assert_eq!(again["evidence_added"], 0);
+    assert_eq!(again["evidence_present"], 1);
+    let recalled = store.json(&[
+        "--team",
+        "copy",
+        "--embedder",
+        "none",
+        "recall",
+        "staging cluster",
+    ]);
+    assert_eq!(recalled["results"][0]["evidence_id"], id.trim());
+    // A pack whose bytes changed is refused, naming the manifest line, and writes nothing.
+    let text = std::fs::read_to_string(&pack).expect("pack");
+    std::fs::write(&pack, text.replace("eu-west", "us-east")).expect("write");
+    let refused = store.run(&["--team", "third", "import", pack_path]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("line 4") && stderr.contains("SHA-256"),
+        "{stderr}"
+    );
+    let listing = store.json(&["--team", "third", "recall", ""]);
+    assert_eq!(listing["results"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
 fn a_held_write_says_why_and_is_listed_until_released() {
     let store = Store::new();
     let out = store.run(&[
@@ -845,7 +880,7 @@ async fn mcp_over_stdio_remembers_and_recalls_as_its_team() {
         .expect("spawn mnem mcp");
     let client = ().serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("list tools");
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 9);
     let call = |tool: &'static str, args: Value| {
         CallToolRequestParams::new(tool).with_arguments(args.as_object().expect("object").clone())
     };

@@ -67,6 +67,19 @@ pub struct PackSelection {
 }
 
 impl PackSelection {
+    /// The selection if its window is not empty.
+    pub fn checked(self) -> Result<Self, crate::ValidationError> {
+        if let (Some(since), Some(until)) = (self.since, self.until) {
+            if until <= since {
+                return Err(crate::ValidationError::new(
+                    "until",
+                    "must be later than since",
+                ));
+            }
+        }
+        Ok(self)
+    }
+
     pub fn admits(&self, scope: &Scope, observed_at: Timestamp) -> bool {
         let within = self
             .scope

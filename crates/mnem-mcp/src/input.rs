@@ -3,6 +3,7 @@
 //! errors that name the field.
 
 use mnem_core::graph::Correction;
+use mnem_core::pack::PackSelection;
 use mnem_core::{
     EntityId, EvidenceId, Order, RecallQuery, RelationshipId, Scope, Timestamp, ValidationError,
 };
@@ -119,6 +120,43 @@ impl TraceInput {
                 known_at: stamp("known_at", self.known_at)?,
             },
         ))
+    }
+}
+
+/// The largest pack `export_memory_pack` returns by default, and at most.
+pub const DEFAULT_PACK_BYTES: usize = 1024 * 1024;
+pub const MAX_PACK_BYTES: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// Only evidence in this scope path or under it (`acme/api`).
+    pub scope: Option<String>,
+    /// Only evidence observed at or after this RFC 3339 time.
+    pub since: Option<String>,
+    /// Only evidence observed before this RFC 3339 time.
+    pub until: Option<String>,
+    /// Refuse a pack larger than this many bytes (default 1 MiB, at most 16 MiB).
+    pub max_bytes: Option<usize>,
+}
+
+impl ExportInput {
+    /// The selection, and the byte cap.
+    pub fn into_parts(self) -> Result<(PackSelection, usize), ValidationError> {
+        let max_bytes = self.max_bytes.unwrap_or(DEFAULT_PACK_BYTES);
+        if !(1..=MAX_PACK_BYTES).contains(&max_bytes) {
+            return Err(ValidationError::new(
+                "max_bytes",
+                format!("must be 1 to {MAX_PACK_BYTES}"),
+            ));
+        }
+        let selection = PackSelection {
+            scope: self.scope.map(|s| Scope::parse(&s)).transpose()?,
+            since: stamp("since", self.since)?,
+            until: stamp("until", self.until)?,
+        }
+        .checked()?;
+        Ok((selection, max_bytes))
     }
 }
 

@@ -18,8 +18,8 @@ use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
 pub use input::{
-    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
-    TraceInput, DEFAULT_HELD_LISTED,
+    CorrectInput, ExportInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput,
+    RetractInput, TraceInput, DEFAULT_HELD_LISTED,
 };
 pub use ops::{OpError, OpErrorClass, Operations, RecallObserver};
 
@@ -152,6 +152,18 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     ) -> Result<String, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.feedback(&caller, input).await)
+    }
+
+    #[tool(
+        description = "Export this team's memory that you can see as a memory pack: canonical JSON Lines (evidence with provenance and lifecycle history, relationships with supports and history, entities, aliases; never vectors) ending in a SHA-256 manifest line, returned in `pack` with its `counts`. Use it to hand memory to another team or deployment (`mnem import`), or to keep a reviewable copy; `scope`, `since` and `until` take a slice (a relationship comes only with all the evidence it cites). Refused past `max_bytes` (default 1 MiB)."
+    )]
+    async fn export_memory_pack(
+        &self,
+        Parameters(input): Parameters<ExportInput>,
+        extensions: Extensions,
+    ) -> Result<String, String> {
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.export_pack(&caller, input).await)
     }
 
     #[tool(

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 
 use crate::input::{
-    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
-    TraceInput, DEFAULT_HELD_LISTED,
+    CorrectInput, ExportInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput,
+    RetractInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
 };
 
 /// Why an operation failed, in classes a transport maps to its own codes (HTTP status,
@@ -194,6 +194,33 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             answer["kept_written_by_others"] = json!(kept);
         }
         Ok(answer)
+    }
+
+    /// The caller's memory as a memory pack (what it can see; read scope is enough), with
+    /// its counts and manifest hash; refused when larger than the caller's byte cap.
+    pub async fn export_pack(
+        &self,
+        caller: &Principal,
+        input: ExportInput,
+    ) -> Result<Value, OpError> {
+        let (selection, max_bytes) = input.into_parts()?;
+        let pack = self.memory.export_pack(&caller.actor, selection).await?;
+        let text = pack.encode();
+        if text.len() > max_bytes {
+            return Err(OpError::Invalid(ValidationError::new(
+                "max_bytes",
+                format!(
+                    "the pack is {} bytes, over {max_bytes}: narrow it with scope, since and \
+                     until, raise max_bytes (at most {MAX_PACK_BYTES}), or run `mnem export`",
+                    text.len()
+                ),
+            )));
+        }
+        Ok(json!({
+            "counts": pack.counts(),
+            "bytes": text.len(),
+            "pack": text,
+        }))
     }
 
     /// Records a client's judgment of one recall's results; changes nothing it judges.

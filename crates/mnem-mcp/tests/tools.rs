@@ -70,6 +70,7 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
         names,
         [
             "correct_relationship",
+            "export_memory_pack",
             "forget",
             "recall_memory",
             "release_evidence",
@@ -175,6 +176,15 @@ async fn a_repeated_remember_names_the_stored_item_and_feedback_is_recorded() {
     .await;
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("results[0].rank"), "{}", text(&bad));
+
+    let exported = ok(&call(&client, "export_memory_pack", json!({})).await);
+    let pack = mnem_core::pack::Pack::decode(exported["pack"].as_str().expect("pack text"))
+        .expect("the pack decodes");
+    assert_eq!(exported["counts"]["evidence"], json!(pack.evidence.len()));
+    assert!(pack.evidence.iter().any(|e| json!(e.evidence_id) == id));
+    let capped = call(&client, "export_memory_pack", json!({"max_bytes": 10})).await;
+    assert_eq!(capped.is_error, Some(true));
+    assert!(text(&capped).contains("max_bytes"), "{}", text(&capped));
 }
 
 #[tokio::test]

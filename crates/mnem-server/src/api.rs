@@ -147,6 +147,7 @@ handlers! {
     recall: mnem_mcp::RecallInput => recall;
     remember: mnem_core::graph::RememberRequest => remember;
     trace: mnem_mcp::TraceInput => trace;
+    export: mnem_mcp::ExportInput => export_pack;
     retract: mnem_mcp::RetractInput => retract;
     release: mnem_mcp::ReleaseInput => release;
     feedback: mnem_core::feedback::FeedbackInput => feedback;

@@ -99,10 +99,11 @@ impl<S> Clone for App<S> {
     }
 }
 
-const API_OPERATIONS: [&str; 9] = [
+const API_OPERATIONS: [&str; 10] = [
     "recall",
     "remember",
     "trace",
+    "export",
     "retract",
     "release",
     "feedback",
@@ -147,6 +148,7 @@ where
         .route("/v1/recall", post(api::recall::<S>))
         .route("/v1/remember", post(api::remember::<S>))
         .route("/v1/trace", post(api::trace::<S>))
+        .route("/v1/export", post(api::export::<S>))
         .route("/v1/retract", post(api::retract::<S>))
         .route("/v1/release", post(api::release::<S>))
         .route("/v1/feedback", post(api::feedback::<S>))
@@ -241,10 +243,11 @@ where
         .into_response()
 }
 
-const MCP_TOOLS: [&str; 8] = [
+const MCP_TOOLS: [&str; 9] = [
     "recall_memory",
     "remember",
     "trace_memory",
+    "export_memory_pack",
     "retract_evidence",
     "release_evidence",
     "submit_recall_feedback",

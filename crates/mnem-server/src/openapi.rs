@@ -4,8 +4,8 @@
 
 use mnem_core::graph::RememberRequest;
 use mnem_mcp::{
-    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
-    TraceInput,
+    CorrectInput, ExportInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput,
+    RetractInput, TraceInput,
 };
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
@@ -95,6 +95,13 @@ pub fn document() -> Value {
             summary:
                 "One relationship with its evidence, verification and history (MCP: trace_memory)",
             request: schema(of::<TraceInput>),
+            writes: false,
+        },
+        Operation {
+            name: "export",
+            summary: "The caller's memory (or a scope/time slice) as a memory pack: JSON Lines \
+                      with a SHA-256 manifest, never vectors (MCP: export_memory_pack)",
+            request: schema(of::<ExportInput>),
             writes: false,
         },
         Operation {

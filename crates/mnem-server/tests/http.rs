@@ -378,6 +378,42 @@ async fn feedback_is_a_write_of_the_callers_team_and_names_a_bad_field() {
 }
 
 #[tokio::test]
+async fn export_is_a_read_of_the_callers_team_only() {
+    let s = server().await;
+    let mine = post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.a_write),
+        note("team a: the rota"),
+    )
+    .await;
+    let id = mine.body["evidence"][0]["evidence_id"].clone();
+    post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.b_write),
+        note("team b: the rota"),
+    )
+    .await;
+    let exported = post(&s.router, "/v1/export", Some(&s.a_read), json!({})).await;
+    assert_eq!(exported.status, StatusCode::OK, "{}", exported.text);
+    let text = exported.body["pack"].as_str().expect("pack text");
+    let pack = mnem_core::pack::Pack::decode(text).expect("the pack decodes");
+    assert_eq!(pack.evidence.len(), 1);
+    assert_eq!(json!(pack.evidence[0].evidence_id), id);
+    assert!(!text.contains("team b"));
+    let bad = post(
+        &s.router,
+        "/v1/export",
+        Some(&s.a_read),
+        json!({"since": "2025-01-02T00:00:00Z", "until": "2025-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad.body["error"]["field"], "until");
+}
+
+#[tokio::test]
 async fn stamps_outside_years_0001_to_9998_are_refused_naming_the_field() {
     let s = server().await;
     let write = post(
