@@ -26,12 +26,15 @@ use thiserror::Error;
 
 use crate::dedup::Provenance;
 use crate::evidence::sha256_hex;
+use crate::graph::model::{MAX_ENTITY_NAME_CHARS, MAX_SURFACE_CHARS};
+use crate::graph::request::predicate_key;
 use crate::graph::{
-    Entity, Polarity, RelationshipStatus, Tier, Transition, TypedValue, Verdict, VerificationEvent,
+    normalise_name, Entity, Polarity, RelationshipStatus, Tier, Transition, TypedValue, Verdict,
+    VerificationEvent,
 };
 use crate::{
     Authority, EntityId, EvidenceId, LifecycleEvent, LifecycleState, ProfileId, Ref,
-    RelationshipId, Scope, SourceType, Space, Timestamp,
+    RelationshipId, Scope, SourceType, Space, Timestamp, ValidationError,
 };
 
 /// The `format` every pack's header names.
@@ -376,8 +379,81 @@ impl Pack {
                 "the pack has no manifest line: it was cut short",
             ));
         }
+        pack.check_fields()?;
         pack.check_references()?;
         Ok(pack)
+    }
+
+    /// What the write paths would refuse is refused here too: names, keys, scopes and
+    /// stamps a pack carries without going through a request's validation. (Evidence
+    /// fields are checked again as each item is built on import.)
+    fn check_fields(&self) -> Result<(), PackError> {
+        let at = |line: usize| {
+            move |e: ValidationError| PackError::new(line, format!("{}: {}", e.field, e.reason))
+        };
+        for (i, p) in self.profiles.iter().enumerate() {
+            let name = p.name.trim();
+            if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+                return Err(PackError::new(
+                    2 + i,
+                    "name: must be 1 to 64 printable characters",
+                ));
+            }
+        }
+        for (i, e) in self.evidence.iter().enumerate() {
+            let line = self.evidence_line(i);
+            Scope::new(e.scope.segments().to_vec()).map_err(at(line))?;
+            e.recorded_at.in_range("recorded_at").map_err(at(line))?;
+            for h in &e.history {
+                h.at.in_range("history.at").map_err(at(line))?;
+            }
+        }
+        let first_predicate = self.evidence_line(self.evidence.len());
+        for (i, p) in self.predicates.iter().enumerate() {
+            if predicate_key("predicate", &p.predicate).ok().as_deref() != Some(&p.predicate) {
+                return Err(PackError::new(
+                    first_predicate + i,
+                    format!("predicate: `{}` is not a predicate key", p.predicate),
+                ));
+            }
+        }
+        for (i, e) in self.entities.iter().enumerate() {
+            for name in std::iter::once(&e.name).chain(&e.aliases) {
+                if normalise_name(name).is_empty() || name.chars().count() > MAX_ENTITY_NAME_CHARS {
+                    return Err(PackError::new(
+                        self.entity_line(i),
+                        format!("name `{name}` must have a letter or digit and at most {MAX_ENTITY_NAME_CHARS} characters"),
+                    ));
+                }
+            }
+        }
+        for (i, r) in self.relationships.iter().enumerate() {
+            let line = self.relationship_line(i);
+            let surface = r.predicate_surface.trim();
+            if surface.is_empty() || surface.chars().count() > MAX_SURFACE_CHARS {
+                return Err(PackError::new(
+                    line,
+                    format!("predicate_surface: must be 1 to {MAX_SURFACE_CHARS} characters"),
+                ));
+            }
+            r.recorded_at.in_range("recorded_at").map_err(at(line))?;
+            Timestamp::check_optional("valid_from", r.valid_from).map_err(at(line))?;
+            Timestamp::check_optional("valid_to", r.valid_to).map_err(at(line))?;
+            Timestamp::check_optional("recorded_to", r.recorded_to).map_err(at(line))?;
+            for v in &r.verification_events {
+                v.at.in_range("verification_events.at").map_err(at(line))?;
+                if !(0.0..=1.0).contains(&v.confidence) {
+                    return Err(PackError::new(
+                        line,
+                        "verification_events.confidence: must be 0 to 1",
+                    ));
+                }
+            }
+            for t in &r.transitions {
+                t.at.in_range("transitions.at").map_err(at(line))?;
+            }
+        }
+        Ok(())
     }
 
     /// Every reference resolves inside the pack, ids are unique, histories are whole.
@@ -769,6 +845,26 @@ mod tests {
         let error = error_of(&pack.encode());
         assert_eq!(error.line, 3);
         assert!(error.reason.contains("last history event"));
+    }
+
+    #[test]
+    fn names_keys_and_scopes_no_write_would_accept_are_named() {
+        let mut pack = sample();
+        pack.predicates[0].predicate = "Has Age".into();
+        let error = error_of(&pack.encode());
+        assert_eq!(error.line, 5);
+        assert!(error.reason.contains("predicate key"), "{error}");
+        let mut pack = sample();
+        pack.entities[0].aliases.push("...".into());
+        assert_eq!(error_of(&pack.encode()).line, 6);
+        let mut pack = sample();
+        pack.profiles[0].name = " ".into();
+        assert_eq!(error_of(&pack.encode()).line, 2);
+        let mut bad = sample();
+        bad.evidence[0].scope = serde_json::from_str("[\"a/b\"]").unwrap();
+        let error = error_of(&bad.encode());
+        assert_eq!(error.line, 3);
+        assert!(error.reason.starts_with("scope"), "{error}");
     }
 
     #[test]

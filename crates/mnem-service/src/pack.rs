@@ -19,6 +19,10 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     /// actor's team in one transaction: all of it or, with an error naming the line,
     /// nothing. Importing the same pack again changes nothing. Imported evidence waits for
     /// its vectors like any write (the embedding worker makes them).
+    ///
+    /// The caller vouches for the pack's authors: records keep their profiles (by name),
+    /// so a transport offers this only to a principal that may act as any profile of the
+    /// team — today the CLI's local user. A network import would need the admin scope.
     pub async fn import_pack(
         &self,
         actor: &Actor,

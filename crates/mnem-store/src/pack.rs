@@ -357,7 +357,7 @@ pub async fn import<R: GraphRows + PackRows>(
                 value: value.clone(),
             },
         };
-        write_relationship(
+        replay_relationship(
             rows,
             &as_actor,
             actor,
@@ -546,7 +546,7 @@ struct RelationshipParts<'a> {
 
 /// Inserts one relationship with its verification events and replays its standing:
 /// every exported transition (trusted), or one birth as a `candidate` (review).
-async fn write_relationship<R: GraphRows>(
+async fn replay_relationship<R: GraphRows>(
     rows: &R,
     as_actor: &impl Fn(ProfileId) -> Actor,
     importer: &Actor,
