@@ -31,7 +31,12 @@ fn claim(text: &str, subject: &str, predicate: &str, object: &str) -> Value {
     })
 }
 
-async fn write<S: Backend>(fx: &Fixture<S>, actor: &Actor, request: Value) -> RememberOutcome {
+/// A structured remember as `actor`, which must succeed.
+pub(crate) async fn write<S: Backend>(
+    fx: &Fixture<S>,
+    actor: &Actor,
+    request: Value,
+) -> RememberOutcome {
     let request: RememberRequest = serde_json::from_value(request).expect("request json");
     fx.memory
         .remember_request(actor, request)

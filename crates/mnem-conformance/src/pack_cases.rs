@@ -3,29 +3,20 @@
 //! import writes nothing and names the line; a pack never holds another profile's private
 //! text or another team's rows; a slice keeps only whole relationships.
 
-use mnem_core::graph::{
-    Correction, RelationshipStatus, RememberOutcome, RememberRequest, SupportInput, Tier,
-};
+use mnem_core::graph::{Correction, RelationshipStatus, SupportInput, Tier};
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::{Actor, EvidenceId, NewEvidence, RecallQuery, RelationshipId, Scope, Space};
 use mnem_service::ServiceError;
 use mnem_store::{GraphView, ImportMode, StoreError};
 use serde_json::{json, Value};
 
+use crate::graph_cases::write;
 use crate::helpers::{ids, Backend, Fixture, START};
 
 /// Relationship ids of [`write_memory`]: the corrected original, its correction, the
 /// single-valued claim.
 struct Written {
     relationships: Vec<RelationshipId>,
-}
-
-async fn remember<S: Backend>(fx: &Fixture<S>, actor: &Actor, request: Value) -> RememberOutcome {
-    let request: RememberRequest = serde_json::from_value(request).expect("request json");
-    fx.memory
-        .remember_request(actor, request)
-        .await
-        .expect("remember request")
 }
 
 fn claim(text: &str, subject: &str, predicate: &str, object: &str) -> Value {
@@ -67,14 +58,14 @@ async fn write_memory<S: Backend>(fx: &Fixture<S>) -> Written {
         fx.remember_with(item).await;
     }
 
-    let original = remember(
+    let original = write(
         fx,
         &fx.actor,
         claim("Ana works on Atlas", "Ana", "works_on", "Atlas"),
     )
     .await;
     let original = original.relationships[0].relationship_id;
-    let proof = remember(
+    let proof = write(
         fx,
         &fx.actor,
         json!({"evidence": [{"content": "Ana works on Borealis now", "scope": ["acme"]}]}),
@@ -98,7 +89,7 @@ async fn write_memory<S: Backend>(fx: &Fixture<S>) -> Written {
     let mut lives = claim("Ben lives in Porto", "Ben", "lives_in", "Porto");
     lives["predicates"] = json!([{"key": "lives_in", "single_valued": true}]);
     lives["relationships"][0]["object"] = json!({"entity": {"name": "Porto", "kind": "place"}});
-    let lives = remember(fx, &fx.actor, lives).await.relationships[0].relationship_id;
+    let lives = write(fx, &fx.actor, lives).await.relationships[0].relationship_id;
 
     Written {
         relationships: vec![original, corrected, lives],
@@ -119,7 +110,7 @@ async fn bobs_private_claim<S: Backend>(fx: &Fixture<S>) -> EvidenceId {
         "Atlas",
     );
     bobs["evidence"][0]["space"] = json!("private");
-    remember(fx, &bob, bobs).await.evidence[0].evidence_id
+    write(fx, &bob, bobs).await.evidence[0].evidence_id
 }
 
 async fn export<S: Backend>(fx: &Fixture<S>, selection: PackSelection) -> String {
