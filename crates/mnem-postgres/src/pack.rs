@@ -2,7 +2,9 @@
 //! (`mnem_store::pack` exports and imports), under the transaction's team policy.
 
 use mnem_core::graph::Verdict;
-use mnem_core::{Actor, EvidenceId, LifecycleEvent, ProfileId, RelationshipId, Timestamp};
+use mnem_core::{
+    Actor, Evidence, EvidenceId, LifecycleEvent, ProfileId, RelationshipId, Timestamp,
+};
 use mnem_store::pack::PackRows;
 use mnem_store::Result;
 use tokio_postgres::Transaction;
@@ -123,5 +125,9 @@ impl PackRows for PgRows<'_, '_> {
 
     async fn evidence_events(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
         evidence_events(self.tx, actor, id).await
+    }
+
+    async fn insert_evidence_batch(&self, records: &[(&Evidence, Option<&str>)]) -> Result<()> {
+        crate::insert_evidence_batch(self.tx, records).await
     }
 }

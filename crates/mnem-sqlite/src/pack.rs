@@ -2,7 +2,9 @@
 //! exports and imports).
 
 use mnem_core::graph::Verdict;
-use mnem_core::{Actor, EvidenceId, LifecycleEvent, ProfileId, RelationshipId, Timestamp};
+use mnem_core::{
+    Actor, Evidence, EvidenceId, LifecycleEvent, ProfileId, RelationshipId, Timestamp,
+};
 use mnem_store::pack::PackRows;
 use mnem_store::Result;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -140,5 +142,13 @@ impl PackRows for SqliteRows<'_> {
 
     async fn evidence_events(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
         evidence_events(self.conn, actor, id)
+    }
+
+    /// One writer and in-process statements: inserting one by one costs no round trips.
+    async fn insert_evidence_batch(&self, records: &[(&Evidence, Option<&str>)]) -> Result<()> {
+        for (record, reason) in records {
+            crate::insert_evidence(self.conn, record, *reason)?;
+        }
+        Ok(())
     }
 }

@@ -16,7 +16,7 @@ use mnem_core::pack::{
     PackRelationship, PackSelection, PackSpan, PACK_FORMAT, PACK_VERSION,
 };
 use mnem_core::{
-    Actor, EntityId, EvidenceId, LifecycleEvent, LifecycleState, NewEvidence, ProfileId,
+    Actor, EntityId, Evidence, EvidenceId, LifecycleEvent, LifecycleState, NewEvidence, ProfileId,
     RelationshipId, Timestamp,
 };
 use serde::Serialize;
@@ -53,6 +53,11 @@ pub trait PackRows {
     async fn relationship_verdicts(&self, actor: &Actor) -> Result<Vec<(RelationshipId, Verdict)>>;
     /// The lifecycle log of one evidence item, oldest first.
     async fn evidence_events(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>>;
+    /// Inserts new records as [`GraphRows::insert_evidence`] does one (each with its
+    /// first lifecycle event and `reason`), in as few statements as the backend can: an
+    /// import's evidence arrives in bulk, and per-statement upkeep (PostgreSQL's team term
+    /// statistics) must not be paid once per item.
+    async fn insert_evidence_batch(&self, records: &[(&Evidence, Option<&str>)]) -> Result<()>;
 }
 
 /// How an import treats the pack's relationships.
@@ -296,13 +301,7 @@ pub async fn import<R: GraphRows + PackRows>(
     if !hashes.is_empty() {
         rows.hold_texts(actor, &hashes).await?;
     }
-    let mut evidence_ids: HashMap<EvidenceId, EvidenceId> = HashMap::new();
-    for (index, item) in pack.evidence.iter().enumerate() {
-        let line = pack.evidence_line(index);
-        let owner = as_actor(item.owner);
-        let stored = import_evidence(rows, &owner, item, &as_actor, line, now, &mut report).await?;
-        evidence_ids.insert(item.evidence_id, stored);
-    }
+    let evidence_ids = import_evidence(rows, pack, &as_actor, now, &mut report).await?;
 
     for p in &pack.predicates {
         if rows
@@ -377,24 +376,127 @@ pub async fn import<R: GraphRows + PackRows>(
     Ok(report)
 }
 
-/// One evidence item: skipped when the team holds its id with the same text, settled by
-/// de-duplication when the team holds its text current, otherwise inserted with the
-/// pack's id and replayed through its history and writes. Returns the id that stands
-/// for it in this team.
-async fn import_evidence<R: GraphRows>(
+/// How many fresh records one bulk insert takes (bounds the statement's size).
+const INSERT_CHUNK: usize = 1_000;
+
+/// The pack's evidence, in three steps: each item is skipped when the team holds its id
+/// with the same text, settled by de-duplication when the team holds its text current
+/// (before this import: items of one pack never merge into each other), or built as a
+/// fresh record with the pack's id; the fresh records are inserted in bulk in their first
+/// lifecycle state; then each replays the rest of its history and its recorded writes.
+/// Returns, per pack id, the id that stands for it in this team.
+async fn import_evidence<R: GraphRows + PackRows>(
+    rows: &R,
+    pack: &Pack,
+    as_actor: &impl Fn(ProfileId) -> Actor,
+    now: Timestamp,
+    report: &mut PackImport,
+) -> Result<HashMap<EvidenceId, EvidenceId>> {
+    // One read per owner finds which current texts the team already holds, so only those
+    // items are settled one by one (into an empty team, none is).
+    let mut texts_by_owner: BTreeMap<ProfileId, Vec<String>> = BTreeMap::new();
+    for item in &pack.evidence {
+        if item.state == LifecycleState::Current {
+            texts_by_owner
+                .entry(item.owner)
+                .or_default()
+                .push(content_hash(&item.content));
+        }
+    }
+    let mut held: HashSet<(ProfileId, String)> = HashSet::new();
+    for (owner, mut hashes) in texts_by_owner {
+        hashes.sort_unstable();
+        hashes.dedup();
+        for stored in rows.current_with_hashes(&as_actor(owner), &hashes).await? {
+            held.insert((owner, stored.content_hash));
+        }
+    }
+
+    let mut standing_for = HashMap::with_capacity(pack.evidence.len());
+    let mut fresh: Vec<(Evidence, &PackEvidence)> = Vec::new();
+    for (index, item) in pack.evidence.iter().enumerate() {
+        let line = pack.evidence_line(index);
+        let owner = as_actor(item.owner);
+        let may_repeat = held.contains(&(item.owner, content_hash(&item.content)));
+        let settled = match settle_evidence(rows, &owner, item, may_repeat, line, now).await? {
+            Settled::Stored(id) => {
+                report.evidence_present += 1;
+                id
+            }
+            Settled::Merged(id) => {
+                report.evidence_merged += 1;
+                id
+            }
+            Settled::Fresh(record) => {
+                fresh.push((record, item));
+                item.evidence_id
+            }
+        };
+        standing_for.insert(item.evidence_id, settled);
+    }
+
+    for chunk in fresh.chunks(INSERT_CHUNK) {
+        let records: Vec<(&Evidence, Option<&str>)> = chunk
+            .iter()
+            .map(|(record, item)| {
+                (
+                    record,
+                    item.history.first().and_then(|h| h.reason.as_deref()),
+                )
+            })
+            .collect();
+        rows.insert_evidence_batch(&records).await?;
+    }
+    for (record, item) in &fresh {
+        for event in item.history.get(1..).unwrap_or_default() {
+            rows.set_evidence_state(
+                &as_actor(event.actor),
+                record.id,
+                event.state,
+                event.at,
+                event.reason.as_deref(),
+            )
+            .await?;
+        }
+        if !item.writes.is_empty() {
+            let writes: Vec<_> = item
+                .writes
+                .iter()
+                .map(|w| {
+                    let mut write = w.clone();
+                    write.owner = as_actor(w.owner).profile;
+                    write
+                })
+                .collect();
+            rows.append_writes(&as_actor(item.owner), record.id, 0, &writes)
+                .await?;
+        }
+    }
+    report.evidence_added = fresh.len();
+    Ok(standing_for)
+}
+
+/// Where one pack item stands in the team before anything of the pack is inserted.
+enum Settled {
+    /// The team holds its id with the same text: a second import.
+    Stored(EvidenceId),
+    /// The team holds its text current under another id: recorded as another write of it.
+    Merged(EvidenceId),
+    /// To insert with the pack's id, in its first lifecycle state.
+    Fresh(Evidence),
+}
+
+/// `may_repeat`: the team holds a current item with this text's hash.
+async fn settle_evidence<R: GraphRows>(
     rows: &R,
     owner: &Actor,
     item: &PackEvidence,
-    as_actor: &impl Fn(ProfileId) -> Actor,
+    may_repeat: bool,
     line: usize,
     now: Timestamp,
-    report: &mut PackImport,
-) -> Result<EvidenceId> {
+) -> Result<Settled> {
     match rows.visible_evidence(owner, item.evidence_id).await {
-        Ok(stored) if stored.content == item.content => {
-            report.evidence_present += 1;
-            return Ok(stored.id);
-        }
+        Ok(stored) if stored.content == item.content => return Ok(Settled::Stored(stored.id)),
         Ok(_) => {
             return Err(PackError::new(
                 line,
@@ -434,7 +536,7 @@ async fn import_evidence<R: GraphRows>(
         )
         .map_err(|e| PackError::new(line, format!("{}: {}", e.field, e.reason)))?;
 
-    if item.state == LifecycleState::Current {
+    if may_repeat && item.state == LifecycleState::Current {
         // Spans of the pack's relationships count code points of this exact text, so only
         // an item with exactly this text may stand for it.
         let settled = settle_held(
@@ -451,42 +553,12 @@ async fn import_evidence<R: GraphRows>(
         settled.record(rows, owner).await?;
         let answer = settled.only_answer()?;
         if answer.duplicate.is_some() {
-            report.evidence_merged += 1;
-            return Ok(answer.evidence.id);
+            return Ok(Settled::Merged(answer.evidence.id));
         }
     }
-
-    let (first, later) = item
-        .history
-        .split_first()
-        .ok_or_else(|| PackError::new(line, "history is empty"))?;
-    record.state = first.state;
-    rows.insert_evidence(&record, first.reason.as_deref())
-        .await?;
-    for event in later {
-        rows.set_evidence_state(
-            &as_actor(event.actor),
-            record.id,
-            event.state,
-            event.at,
-            event.reason.as_deref(),
-        )
-        .await?;
-    }
-    if !item.writes.is_empty() {
-        let writes: Vec<_> = item
-            .writes
-            .iter()
-            .map(|w| {
-                let mut write = w.clone();
-                write.owner = as_actor(w.owner).profile;
-                write
-            })
-            .collect();
-        rows.append_writes(owner, record.id, 0, &writes).await?;
-    }
-    report.evidence_added += 1;
-    Ok(record.id)
+    // Decoding checked the history is not empty.
+    record.state = item.history.first().map_or(item.state, |first| first.state);
+    Ok(Settled::Fresh(record))
 }
 
 /// One entity: the team's record with the same id, else the one entity of the same name
