@@ -428,7 +428,7 @@ async fn import_evidence<R: GraphRows + PackRows>(
                 id
             }
             Settled::Fresh(record) => {
-                fresh.push((record, item));
+                fresh.push((*record, item));
                 item.evidence_id
             }
         };
@@ -483,7 +483,7 @@ enum Settled {
     /// The team holds its text current under another id: recorded as another write of it.
     Merged(EvidenceId),
     /// To insert with the pack's id, in its first lifecycle state.
-    Fresh(Evidence),
+    Fresh(Box<Evidence>),
 }
 
 /// `may_repeat`: the team holds a current item with this text's hash.
@@ -558,7 +558,7 @@ async fn settle_evidence<R: GraphRows>(
     }
     // Decoding checked the history is not empty.
     record.state = item.history.first().map_or(item.state, |first| first.state);
-    Ok(Settled::Fresh(record))
+    Ok(Settled::Fresh(Box::new(record)))
 }
 
 /// One entity: the team's record with the same id, else the one entity of the same name
