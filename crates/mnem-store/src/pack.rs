@@ -333,6 +333,8 @@ pub async fn import<R: GraphRows + PackRows>(
             Err(StoreError::RelationshipNotFound { .. }) => {}
             Err(e) => return Err(e),
         }
+        // `Pack::decode` resolved every reference; a pack built in code may not have.
+        let unresolved = || PackError::new(line, "a reference does not resolve inside the pack");
         let supports = r
             .supports
             .iter()
@@ -340,18 +342,19 @@ pub async fn import<R: GraphRows + PackRows>(
                 let quote = cited
                     .get(&span.evidence_id)
                     .and_then(|e| char_span(&e.content, span.start, span.end))
-                    .ok_or_else(|| PackError::new(line, "a cited span does not resolve"))?;
+                    .ok_or_else(unresolved)?;
                 Ok(Support {
-                    evidence_id: evidence_ids[&span.evidence_id],
+                    evidence_id: *evidence_ids.get(&span.evidence_id).ok_or_else(unresolved)?,
                     start: span.start,
                     end: span.end,
                     quote: quote.to_string(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let subject = entities[&r.subject].clone();
+        let entity = |id: &EntityId| entities.get(id).cloned().ok_or_else(unresolved);
+        let subject = entity(&r.subject)?;
         let object = match &r.object {
-            PackObject::Entity { entity_id } => ObjectSummary::Entity(entities[entity_id].clone()),
+            PackObject::Entity { entity_id } => ObjectSummary::Entity(entity(entity_id)?),
             PackObject::Value { value } => ObjectSummary::Value {
                 value: value.clone(),
             },
