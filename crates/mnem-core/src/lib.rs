@@ -39,7 +39,9 @@ pub use error::ValidationError;
 pub use evidence::{
     Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType, Space,
 };
-pub use ids::{Actor, EntityId, EvidenceId, FeedbackId, ProfileId, RelationshipId, TeamId};
+pub use ids::{
+    Actor, EntityId, EvidenceId, FeedbackId, HypothesisId, ProfileId, RelationshipId, TeamId,
+};
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, rank_all, Branch, BranchCandidates, Fusion, RankingProfile,

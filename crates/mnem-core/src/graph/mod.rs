@@ -5,6 +5,7 @@
 
 pub mod assess;
 pub mod discovery;
+pub mod dream;
 pub mod model;
 pub mod request;
 pub mod trace;
@@ -18,6 +19,9 @@ pub use discovery::{
     bounded_seeds, name_candidates, second_hop_entities, select_paths, Adjacency, DiscoveryLimits,
     DiscoveryPath, Frontier, GraphEdge, PathEdge, PathRequest, Seed, DEFAULT_PATH_LIMIT,
     MAX_PATH_LIMIT,
+};
+pub use dream::{
+    dream, dreamable, Hypothesis, HypothesisStatus, ProposedHypothesis, SourceRef, DREAM_RULES,
 };
 pub use model::{
     normalise_name, semantic_group_key, Entity, EntityKind, EntitySummary, ObjectSummary, Polarity,
