@@ -452,6 +452,10 @@ pub struct RecallArgs {
     /// its source group (same source_key, in observed order); 0 turns windows off.
     #[arg(long, default_value_t = mnem_core::recall::DEFAULT_WINDOW)]
     pub window: usize,
+    /// Also show hypotheses (`mnem dream`) linked to the results or discovery paths, apart
+    /// from them: speculation, never evidence.
+    #[arg(long)]
+    pub hypotheses: bool,
     /// Read time hints ("yesterday") as of this instant instead of now (replays).
     #[arg(long, value_parser = parse_request_time)]
     pub request_time: Option<Timestamp>,

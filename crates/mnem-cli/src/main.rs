@@ -269,7 +269,13 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let memory = Memory::open(store, provider).await?;
             let explain = args.explain;
             let recall = memory.recall(&actor, recall_query(args)).await?;
-            render::recalled(&recall.hits, recall.discovery_paths, cli.json, explain);
+            render::recalled(
+                &recall.hits,
+                recall.discovery_paths,
+                recall.related_hypotheses.as_deref(),
+                cli.json,
+                explain,
+            );
         }
         Command::Retract(args) => {
             let memory = Memory::unchecked(store, None);
@@ -694,6 +700,7 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
         expand_from_entity_ids: args.expand_from.clone(),
         path_limit: args.path_limit,
         window: args.window,
+        include_hypotheses: args.hypotheses,
     }
 }
 

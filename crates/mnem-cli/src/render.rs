@@ -4,9 +4,10 @@
 use mnem_core::dedup::{Duplicate, Provenance};
 use mnem_core::feedback::{RankingQuality, RecallFeedback, Usage};
 use mnem_core::graph::{
-    DiscoveryPath, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
+    DiscoveryPath, Hypothesis, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
 };
 use mnem_core::pack::PackCounts;
+use mnem_core::recall::PublicHypothesis;
 use mnem_core::{
     ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult,
     PublicWindowItem, RecallHit, ScoreComponents, TeamId,
@@ -102,8 +103,14 @@ struct ExplainedResult<'a> {
     components: &'a ScoreComponents,
 }
 
-pub fn recalled(hits: &[RecallHit], paths: Vec<DiscoveryPath>, as_json: bool, explain: bool) {
-    let public = PublicRecall::new(hits, paths);
+pub fn recalled(
+    hits: &[RecallHit],
+    paths: Vec<DiscoveryPath>,
+    hypotheses: Option<&[Hypothesis]>,
+    as_json: bool,
+    explain: bool,
+) {
+    let public = PublicRecall::new(hits, paths).with_hypotheses(hypotheses);
     if as_json {
         if explain {
             let results: Vec<ExplainedResult<'_>> = public
@@ -116,11 +123,15 @@ pub fn recalled(hits: &[RecallHit], paths: Vec<DiscoveryPath>, as_json: bool, ex
                     components: &hit.components,
                 })
                 .collect();
-            print_json(&json!({
+            let mut explained = json!({
                 "results": results,
                 "discovery_paths": public.discovery_paths,
                 "guidance": public.guidance,
-            }));
+            });
+            if let Some(related) = &public.related_hypotheses {
+                explained["related_hypotheses"] = json!(related);
+            }
+            print_json(&explained);
         } else {
             print_json(&json!(public));
         }
@@ -163,6 +174,21 @@ pub fn recalled(hits: &[RecallHit], paths: Vec<DiscoveryPath>, as_json: bool, ex
         );
     }
     print_paths(&public.discovery_paths);
+    if let Some(related) = &public.related_hypotheses {
+        print_hypotheses(related);
+    }
+}
+
+/// Hypotheses apart from the results, marked as speculation.
+fn print_hypotheses(related: &[PublicHypothesis]) {
+    if related.is_empty() {
+        println!("\nNo related hypotheses.");
+        return;
+    }
+    println!("\nRelated hypotheses (speculation, not evidence):");
+    for h in related {
+        println!("  ? {} [{}]  {}", h.statement, h.status, h.hypothesis_id);
+    }
 }
 
 fn edge_text(edge: &PathEdge) -> String {

@@ -16,6 +16,7 @@
 
 pub mod cases;
 pub mod dedup_cases;
+pub mod dream_cases;
 pub mod feedback_cases;
 pub mod graph_cases;
 pub mod helpers;
@@ -149,6 +150,16 @@ macro_rules! conformance_suite {
                 replayed_feedback_scores_where_useful_items_rank,
             );
         }
+        mod dreaming {
+            use super::*;
+            $crate::conformance_suite!(@dream_cases $guard, $open;
+                a_dream_proposes_from_two_claims_and_never_moves_results,
+                a_hypothesis_goes_stale_when_a_source_stops_being_active,
+                hypotheses_never_cross_teams,
+                a_claim_only_private_notes_prove_is_never_dreamed_from,
+                confirming_takes_a_proof_and_a_resolution_is_final,
+            );
+        }
         mod packs {
             use super::*;
             $crate::conformance_suite!(@pack_cases $guard, $open;
@@ -197,6 +208,17 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::dedup_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@dream_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::dream_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

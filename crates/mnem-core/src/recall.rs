@@ -143,6 +143,9 @@ pub struct RecallQuery {
     /// each side from its source group (`source_key`, in `observed_at` then id order);
     /// 0 turns windows off. See [`crate::window`].
     pub window: usize,
+    /// Also return hypotheses (dreaming) linked to the returned evidence or paths, in
+    /// their own field; they never become results.
+    pub include_hypotheses: bool,
 }
 
 impl Default for RecallQuery {
@@ -167,6 +170,7 @@ impl Default for RecallQuery {
             expand_from_entity_ids: Vec::new(),
             path_limit: DEFAULT_PATH_LIMIT,
             window: DEFAULT_WINDOW,
+            include_hypotheses: false,
         }
     }
 }
@@ -403,8 +407,32 @@ impl From<&WindowItem> for PublicWindowItem {
 pub struct PublicRecall {
     pub results: Vec<PublicResult>,
     pub discovery_paths: Vec<DiscoveryPath>,
+    /// Only when asked (`include_hypotheses`): speculation linked to the results or paths,
+    /// never evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub related_hypotheses: Option<Vec<PublicHypothesis>>,
     /// One sentence on how to follow up.
     pub guidance: String,
+}
+
+/// A hypothesis as a recall shows it: what it says, where it stands, what it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicHypothesis {
+    pub hypothesis_id: crate::HypothesisId,
+    pub statement: String,
+    pub status: crate::graph::HypothesisStatus,
+    pub source_relationship_ids: [RelationshipId; 2],
+}
+
+impl From<&crate::graph::Hypothesis> for PublicHypothesis {
+    fn from(h: &crate::graph::Hypothesis) -> Self {
+        Self {
+            hypothesis_id: h.hypothesis_id,
+            statement: h.statement.clone(),
+            status: h.status,
+            source_relationship_ids: [h.sources[0].relationship_id, h.sources[1].relationship_id],
+        }
+    }
 }
 
 /// How a client should follow up a recall (SPEC §2): narrow with `known_*` ids, expand
@@ -437,7 +465,15 @@ impl PublicRecall {
             results: hits.iter().map(PublicResult::from).collect(),
             guidance: guidance(hits.len(), discovery_paths.len()),
             discovery_paths,
+            related_hypotheses: None,
         }
+    }
+
+    /// Adds the hypotheses a recall was asked for (`None`: not asked).
+    pub fn with_hypotheses(mut self, hypotheses: Option<&[crate::graph::Hypothesis]>) -> Self {
+        self.related_hypotheses =
+            hypotheses.map(|all| all.iter().map(PublicHypothesis::from).collect());
+        self
     }
 }
 

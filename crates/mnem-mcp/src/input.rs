@@ -60,6 +60,10 @@ pub struct RecallInput {
     pub expand_from_entity_ids: Vec<EntityId>,
     /// Discovery paths to return at most (0-20, default 5).
     pub path_limit: Option<usize>,
+    /// Also return `related_hypotheses`: speculative links dreamed from two relationships
+    /// near the results. Never evidence; confirm one only by remembering its proof.
+    #[serde(default)]
+    pub include_hypotheses: bool,
 }
 
 impl RecallInput {
@@ -95,6 +99,7 @@ impl RecallInput {
             expand_from_entity_ids: self.expand_from_entity_ids,
             path_limit: self.path_limit.unwrap_or(defaults.path_limit),
             window: self.window.unwrap_or(defaults.window),
+            include_hypotheses: self.include_hypotheses,
             ..defaults
         })
     }

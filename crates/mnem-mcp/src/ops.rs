@@ -51,6 +51,7 @@ impl OpError {
                 }
                 StoreError::NotFound { .. }
                 | StoreError::RelationshipNotFound { .. }
+                | StoreError::HypothesisNotFound { .. }
                 | StoreError::KeyNotFound { .. } => OpErrorClass::NotFound,
                 StoreError::Conflict(_) => OpErrorClass::Conflict,
                 StoreError::NotPermitted { .. } => OpErrorClass::Forbidden,
@@ -153,7 +154,10 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         if let Some(observe) = &self.observer {
             observe(&recall);
         }
-        encoded(&PublicRecall::new(&recall.hits, recall.discovery_paths))
+        encoded(
+            &PublicRecall::new(&recall.hits, recall.discovery_paths)
+                .with_hypotheses(recall.related_hypotheses.as_deref()),
+        )
     }
 
     pub async fn remember(

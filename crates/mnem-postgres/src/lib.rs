@@ -13,6 +13,7 @@ mod credentials;
 mod dedup;
 mod feedback;
 mod graph;
+mod hypotheses;
 mod migrations;
 mod pack;
 mod prepared;
@@ -28,21 +29,23 @@ use graph::PgRows;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
+    Adjacency, GraphEdge, Hypothesis, ProposedHypothesis, Relationship, RelationshipOutcome,
+    RememberOutcome, Trace,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
-    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
-    LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
-    Timestamp,
+    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, HypothesisId,
+    LifecycleEvent, LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery,
+    RelationshipId, TeamId, Timestamp,
 };
 use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
-    GraphView, ImportMode, PackImport, PendingDocument, Result, SearchFreshness, SearchIndex,
-    StoreError, VerifiedCorrection, VerifiedRemember,
+    GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, ImportMode, PackImport,
+    PendingDocument, Result, SearchFreshness, SearchIndex, StoreError, VerifiedCorrection,
+    VerifiedRemember,
 };
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Transaction};
@@ -575,6 +578,44 @@ impl GraphStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         graph::edges_supported_by(&tx, actor, &evidence, &view, limit).await
+    }
+
+    async fn dream_inputs(&self, actor: &Actor, limit: usize) -> Result<Vec<Relationship>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        hypotheses::dream_inputs(&tx, actor, limit).await
+    }
+
+    async fn record_hypotheses(
+        &self,
+        actor: &Actor,
+        proposed: Vec<ProposedHypothesis>,
+    ) -> Result<HypothesisPass> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        let pass = hypotheses::record(&tx, actor, &proposed, now).await?;
+        tx.commit().await.db()?;
+        Ok(pass)
+    }
+
+    async fn hypotheses(&self, actor: &Actor, filter: HypothesisFilter) -> Result<Vec<Hypothesis>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        hypotheses::list(&tx, actor, &filter).await
+    }
+
+    async fn resolve_hypothesis(
+        &self,
+        actor: &Actor,
+        id: HypothesisId,
+        resolution: HypothesisResolution,
+    ) -> Result<Hypothesis> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        let resolved = hypotheses::resolve(&tx, actor, id, &resolution).await?;
+        tx.commit().await.db()?;
+        Ok(resolved)
     }
 }
 

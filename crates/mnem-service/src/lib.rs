@@ -7,6 +7,7 @@
 //! logic beyond parsing and rendering.
 
 mod auth;
+mod dream;
 mod feedback;
 mod graph;
 mod pack;
@@ -36,6 +37,9 @@ use serde::Serialize;
 use thiserror::Error;
 
 pub use auth::{AuthError, Authenticator, IssuedKey};
+pub use dream::{
+    DreamReport, HypothesisDecision, Resolved, DEFAULT_DREAM_LIMIT, MAX_RELATED_HYPOTHESES,
+};
 pub use feedback::REPLAY_LIMIT;
 pub use graph::{HeldEvidence, DISCOVERY_TIME_BUDGET, MAX_HELD_LISTED, MAX_IDS_PER_CALL};
 pub use verifier::{parse_judgement, ChatVerifier, ChatVerifierConfig, EntailmentModel};
@@ -71,6 +75,9 @@ pub struct Recall {
     /// Time spent reading and assembling evidence windows, the follow-on credit that
     /// shares their first read included (zero with `window` 0).
     pub windows: Duration,
+    /// Only when the query asked (`include_hypotheses`): hypotheses linked to the hits or
+    /// paths, kept apart from them.
+    pub related_hypotheses: Option<Vec<mnem_core::graph::Hypothesis>>,
 }
 
 /// What a recall read before ranking.
@@ -262,13 +269,29 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         let discovery_paths = self
             .discover(actor, &plan.query, &hits, query_vector.as_deref())
             .await?;
+        let discovery = discovery_started.elapsed();
+        let mut degraded = degraded;
+        // Hypotheses last, in their own field: they cannot touch results or paths.
+        let related_hypotheses = if plan.query.include_hypotheses {
+            let view = GraphView {
+                valid_at: plan.query.valid_at,
+                known_at: plan.query.known_at,
+            };
+            Some(
+                self.related_hypotheses(actor, view, &hits, &discovery_paths, &mut degraded)
+                    .await,
+            )
+        } else {
+            None
+        };
         Ok(Recall {
             hits,
             degraded,
             query_embedding,
             discovery_paths,
-            discovery: discovery_started.elapsed(),
+            discovery,
             windows,
+            related_hypotheses,
         })
     }
 

@@ -160,3 +160,81 @@ pub fn evidence_state_expr(known_at: Option<Timestamp>) -> String {
         ),
     }
 }
+
+/// Whether the relationship named by column `id_column` of hypothesis row `h` (a table
+/// name or alias) is active now.
+fn active_source(h: &str, id_column: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM relationships r WHERE r.team_id = {h}.team_id \
+         AND r.relationship_id = {h}.{id_column} AND r.status = 'active')"
+    )
+}
+
+/// A hypothesis's status as it stands: an `open` one whose source relationship is no
+/// longer active (retracted, corrected, superseded, disputed, erased) is `stale`, whether
+/// or not a dream pass has written that down yet.
+pub fn hypothesis_status() -> String {
+    format!(
+        "(CASE WHEN h.status = 'open' AND NOT ({} AND {}) THEN 'stale' ELSE h.status END)",
+        active_source("h", "first_relationship_id"),
+        active_source("h", "second_relationship_id")
+    )
+}
+
+/// `SELECT` of every hypothesis column, in this order — id, statement, status (as it
+/// stands), rule, first source id and version, second source id and version, subject and
+/// object entity ids, created at, resolution, resolved at, confirmed_by (JSON) — for the
+/// team given by the placeholder `team`; callers append ` AND …` conditions.
+pub fn select_hypotheses(team: &str) -> String {
+    format!(
+        "SELECT h.hypothesis_id, h.statement, {status}, h.rule, h.first_relationship_id, \
+         h.first_version, h.second_relationship_id, h.second_version, h.subject_entity_id, \
+         h.object_entity_id, h.created_at, h.resolution, h.resolved_at, h.confirmed_by \
+         FROM hypotheses h WHERE h.team_id = {team}",
+        status = hypothesis_status()
+    )
+}
+
+/// Writes `stale` on the team's open hypotheses whose source is no longer active.
+pub fn mark_stale_hypotheses(team: &str) -> String {
+    format!(
+        "UPDATE hypotheses SET status = 'stale' WHERE team_id = {team} AND status = 'open' \
+         AND NOT ({} AND {})",
+        active_source("hypotheses", "first_relationship_id"),
+        active_source("hypotheses", "second_relationship_id"),
+    )
+}
+
+/// Proven by a current team evidence item: relationship `r`, as an SQL condition.
+const TEAM_PROVEN: &str = "EXISTS (SELECT 1 FROM relationship_supports s JOIN evidence e \
+     ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+     WHERE s.team_id = r.team_id AND s.relationship_id = r.relationship_id \
+     AND e.space = 'team' AND e.state = 'current')";
+
+/// Appended to [`select_hypotheses`]: both sources are still proven by a current team
+/// evidence item, so any member of the team may be shown the hypothesis.
+pub fn hypothesis_team_proven() -> String {
+    let proven = |column: &str| {
+        format!(
+            "EXISTS (SELECT 1 FROM relationships r WHERE r.team_id = h.team_id \
+             AND r.relationship_id = h.{column} AND {TEAM_PROVEN})"
+        )
+    };
+    format!(
+        " AND {} AND {}",
+        proven("first_relationship_id"),
+        proven("second_relationship_id")
+    )
+}
+
+/// Appended to [`select_relationships`] under the default view: what a dream pass starts
+/// from — discoverable now, an entity object, asserting, and proven by at least one
+/// current *team* evidence item (a hypothesis is shown to the whole team, so it is never
+/// derived from a claim only someone's private note supports) — newest first.
+pub fn dream_inputs_condition(limit: usize) -> String {
+    format!(
+        "{discoverable} AND r.object_entity_id IS NOT NULL AND r.polarity = '+' \
+         AND {TEAM_PROVEN} ORDER BY r.recorded_at DESC, r.relationship_id LIMIT {limit}",
+        discoverable = discoverable_condition(&GraphView::default()),
+    )
+}

@@ -11,6 +11,7 @@ mod credentials;
 mod dedup;
 mod feedback;
 mod graph;
+mod hypotheses;
 mod lexical;
 mod migrations;
 mod pack;
@@ -26,21 +27,23 @@ use graph::SqliteRows;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, GraphEdge, Relationship, RelationshipOutcome, RememberOutcome, Trace,
+    Adjacency, GraphEdge, Hypothesis, ProposedHypothesis, Relationship, RelationshipOutcome,
+    RememberOutcome, Trace,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
-    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, LifecycleEvent,
-    LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery, RelationshipId, TeamId,
-    Timestamp,
+    Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, HypothesisId,
+    LifecycleEvent, LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery,
+    RelationshipId, TeamId, Timestamp,
 };
 use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
-    GraphView, ImportMode, PackImport, PendingDocument, Result, SearchFreshness, SearchIndex,
-    StoreError, VerifiedCorrection, VerifiedRemember,
+    GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, ImportMode, PackImport,
+    PendingDocument, Result, SearchFreshness, SearchIndex, StoreError, VerifiedCorrection,
+    VerifiedRemember,
 };
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
@@ -621,6 +624,40 @@ impl GraphStore for SqliteStore {
             graph::edges_supported_by(conn, &actor, &evidence, &view, limit)
         })
         .await
+    }
+
+    async fn dream_inputs(&self, actor: &Actor, limit: usize) -> Result<Vec<Relationship>> {
+        let actor = *actor;
+        self.with_reader(move |conn| hypotheses::dream_inputs(conn, &actor, limit))
+            .await
+    }
+
+    async fn record_hypotheses(
+        &self,
+        actor: &Actor,
+        proposed: Vec<ProposedHypothesis>,
+    ) -> Result<HypothesisPass> {
+        let actor = *actor;
+        let now = self.clock.now();
+        self.with_tx(move |tx| hypotheses::record(tx, &actor, &proposed, now))
+            .await
+    }
+
+    async fn hypotheses(&self, actor: &Actor, filter: HypothesisFilter) -> Result<Vec<Hypothesis>> {
+        let actor = *actor;
+        self.with_reader(move |conn| hypotheses::list(conn, &actor, &filter))
+            .await
+    }
+
+    async fn resolve_hypothesis(
+        &self,
+        actor: &Actor,
+        id: HypothesisId,
+        resolution: HypothesisResolution,
+    ) -> Result<Hypothesis> {
+        let actor = *actor;
+        self.with_tx(move |tx| hypotheses::resolve(tx, &actor, id, &resolution))
+            .await
     }
 }
 

@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_lexical_index.sql"),
     include_str!("migrations/0010_evidence_writes.sql"),
     include_str!("migrations/0011_recall_feedback.sql"),
+    include_str!("migrations/0012_hypotheses.sql"),
 ];
 
 /// The Rust step of a migration, by the version it produces.

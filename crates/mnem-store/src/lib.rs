@@ -16,15 +16,16 @@ use std::future::Future;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, GraphEdge, ObjectSummary, Proposal, Relationship, RelationshipOutcome,
-    RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
+    Adjacency, GraphEdge, Hypothesis, HypothesisStatus, ObjectSummary, Proposal,
+    ProposedHypothesis, Relationship, RelationshipOutcome, RememberOutcome, Trace, ValidRemember,
+    Verdict, VerificationEvent,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
     Access, Actor, ApiKeyRecord, Candidate, Clock, EmbeddingContract, EntityId, Evidence,
-    EvidenceId, LifecycleEvent, Neighbours, NewEvidence, RecallQuery, RelationshipId, TeamId,
-    Timestamp, ValidationError,
+    EvidenceId, HypothesisId, LifecycleEvent, Neighbours, NewEvidence, RecallQuery, RelationshipId,
+    TeamId, Timestamp, ValidationError,
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -49,6 +50,9 @@ pub enum StoreError {
     /// Another team's relationship looks the same: existence never leaks.
     #[error("relationship {id} not found")]
     RelationshipNotFound { id: RelationshipId },
+    /// Another team's hypothesis looks the same.
+    #[error("hypothesis {id} not found")]
+    HypothesisNotFound { id: HypothesisId },
     /// The request cannot apply to the current state (an idempotency key reused with a
     /// different request, a stale version fence).
     #[error("conflict: {0}")]
@@ -379,6 +383,40 @@ pub trait GraphStore: EvidenceStore {
         mode: ImportMode,
     ) -> impl Future<Output = Result<PackImport>> + Send;
 
+    /// What a dream pass starts from ([`mnem_core::graph::dream`]): the team's
+    /// discoverable relationships between two entities that a current team evidence item
+    /// proves, newest first, at most `limit`.
+    fn dream_inputs(
+        &self,
+        actor: &Actor,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<Relationship>>> + Send;
+
+    /// Keeps the proposed hypotheses the team does not hold yet (same two sources and
+    /// rule), and writes `stale` on open ones whose source is no longer active.
+    fn record_hypotheses(
+        &self,
+        actor: &Actor,
+        proposed: Vec<ProposedHypothesis>,
+    ) -> impl Future<Output = Result<HypothesisPass>> + Send;
+
+    /// The team's hypotheses, newest first, with their status as it stands (an open one
+    /// with an inactive source reads `stale`), as `filter` selects.
+    fn hypotheses(
+        &self,
+        actor: &Actor,
+        filter: HypothesisFilter,
+    ) -> impl Future<Output = Result<Vec<Hypothesis>>> + Send;
+
+    /// Confirms or rejects an open hypothesis; `HypothesisNotFound` for another team's
+    /// id, `Conflict` when it is not open.
+    fn resolve_hypothesis(
+        &self,
+        actor: &Actor,
+        id: HypothesisId,
+        resolution: HypothesisResolution,
+    ) -> impl Future<Output = Result<Hypothesis>> + Send;
+
     /// Discoverable relationships supported by any of `evidence`, at most `limit`.
     fn edges_supported_by(
         &self,
@@ -387,6 +425,39 @@ pub trait GraphStore: EvidenceStore {
         view: GraphView,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<GraphEdge>>> + Send;
+}
+
+/// What a dream pass stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct HypothesisPass {
+    /// Proposals the team did not hold yet.
+    pub added: usize,
+    /// Open hypotheses written `stale` because a source is no longer active.
+    pub staled: usize,
+}
+
+/// Which hypotheses a read returns: with one of `statuses` (every status when empty), and
+/// when set, with one of `ids`, or citing one of `relationships` as a source; with
+/// `team_proven`, only those whose two sources a current team evidence item still proves
+/// (what any member may be shown).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HypothesisFilter {
+    pub statuses: Vec<HypothesisStatus>,
+    pub ids: Option<Vec<HypothesisId>>,
+    pub relationships: Option<Vec<RelationshipId>>,
+    pub team_proven: bool,
+    pub limit: usize,
+}
+
+/// A person's decision on an open hypothesis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HypothesisResolution {
+    /// `confirmed` or `rejected`.
+    pub status: HypothesisStatus,
+    pub reason: String,
+    /// For `confirmed`: the relationships the confirming remember wrote.
+    pub confirmed_by: Vec<RelationshipId>,
+    pub at: Timestamp,
 }
 
 /// What a search document is derived from.

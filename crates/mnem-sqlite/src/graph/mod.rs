@@ -48,6 +48,16 @@ pub struct SqliteRows<'c> {
     pub conn: &'c Connection,
 }
 
+/// Ids as one JSON array of hex strings, for `SELECT unhex(value) FROM json_each(?)`: a
+/// list of any length in one parameter, so the statement text stays constant.
+pub(crate) fn hex_ids<'a>(ids: impl IntoIterator<Item = &'a [u8; 16]>) -> Result<String> {
+    let ids: Vec<String> = ids
+        .into_iter()
+        .map(|id| id.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    serde_json::to_string(&ids).map_err(StoreError::backend)
+}
+
 fn blob(bytes: &[u8; 16]) -> Value {
     Value::Blob(bytes.to_vec())
 }
@@ -402,11 +412,7 @@ pub fn evidence_support(
         "WITH ids(id) AS (SELECT unhex(value) FROM json_each(?2)) {}",
         mnem_sql::support(view, "?1", "{id} IN (SELECT id FROM ids)")
     );
-    let ids: Vec<String> = evidence
-        .iter()
-        .map(|id| id.0.simple().to_string())
-        .collect();
-    let ids = serde_json::to_string(&ids).map_err(StoreError::backend)?;
+    let ids = hex_ids(evidence.iter().map(EvidenceId::as_bytes))?;
     let mut stmt = conn.prepare_cached(&sql).db()?;
     let rows = stmt
         .query_map(params![actor.team.as_bytes(), ids], |row| {

@@ -1,0 +1,300 @@
+//! Dreaming (seed 000 "Hypothesis contaminates truth"): hypotheses live in their own
+//! table and response field, never move results or paths, never cross teams, go stale
+//! when a source stops being active, and are confirmed only by a proof written as
+//! evidence.
+
+use mnem_core::graph::{HypothesisStatus, RememberRequest};
+use mnem_core::{Actor, HypothesisId, RecallQuery};
+use mnem_service::{HypothesisDecision, ServiceError};
+use mnem_store::StoreError;
+use serde_json::{json, Value};
+
+use crate::graph_cases::write;
+use crate::helpers::{ids, Backend, Fixture};
+
+/// One team evidence item stating `text` and the claim it proves.
+fn claim(text: &str, subject: (&str, &str), predicate: &str, object: (&str, &str)) -> Value {
+    json!({
+        "evidence": [{"content": text, "source": "standup"}],
+        "relationships": [{
+            "subject": {"name": subject.0, "kind": subject.1},
+            "predicate": predicate,
+            "object": {"entity": {"name": object.0, "kind": object.1}},
+            "supports": [{"evidence": 0, "start": 0, "end": text.chars().count()}]
+        }]
+    })
+}
+
+/// "Mark works on Atlas" and "Atlas uses Redis": one hypothesis, "Mark may depend on
+/// Redis". Returns the evidence id proving the second claim.
+async fn chain<S: Backend>(fx: &Fixture<S>, actor: &Actor) -> mnem_core::EvidenceId {
+    write(
+        fx,
+        actor,
+        claim(
+            "Mark works on Atlas",
+            ("Mark", "person"),
+            "works_on",
+            ("Atlas", "project"),
+        ),
+    )
+    .await;
+    let uses = write(
+        fx,
+        actor,
+        claim(
+            "Atlas uses Redis",
+            ("Atlas", "project"),
+            "uses",
+            ("Redis", "product"),
+        ),
+    )
+    .await;
+    uses.evidence[0].evidence_id
+}
+
+fn asking(text: &str) -> RecallQuery {
+    let mut query = RecallQuery::text(text);
+    query.include_hypotheses = true;
+    query
+}
+
+pub async fn a_dream_proposes_from_two_claims_and_never_moves_results<S: Backend>(fx: Fixture<S>) {
+    chain(&fx, &fx.actor).await;
+    let first = fx.memory.dream(&fx.actor, 100).await.expect("dream");
+    assert_eq!(first.added, 1);
+    let again = fx.memory.dream(&fx.actor, 100).await.expect("dream again");
+    assert_eq!(again.proposed, 1);
+    assert_eq!(again.added, 0, "a pass keeps each proposal once");
+    let listed = fx
+        .memory
+        .hypotheses(&fx.actor, vec![HypothesisStatus::Open], 10)
+        .await
+        .expect("list");
+    assert_eq!(listed.len(), 1);
+    assert!(
+        listed[0].statement.starts_with("Mark may depend on Redis"),
+        "{}",
+        listed[0].statement
+    );
+
+    let plain = fx
+        .memory
+        .recall(&fx.actor, RecallQuery::text("Mark Redis"))
+        .await
+        .expect("recall");
+    let with = fx
+        .memory
+        .recall(&fx.actor, asking("Mark Redis"))
+        .await
+        .expect("recall");
+    assert_eq!(plain.related_hypotheses, None, "not asked, not returned");
+    let related = with.related_hypotheses.clone().expect("asked");
+    assert_eq!(related.len(), 1);
+    assert_eq!(related[0].hypothesis_id, listed[0].hypothesis_id);
+    assert_eq!(
+        ids(&with.hits),
+        ids(&plain.hits),
+        "results are the same with or without"
+    );
+    let scores = |r: &mnem_service::Recall| r.hits.iter().map(|h| h.score).collect::<Vec<_>>();
+    assert_eq!(
+        scores(&with),
+        scores(&plain),
+        "no tier weight, no score change"
+    );
+    assert_eq!(with.discovery_paths, plain.discovery_paths);
+    let public = mnem_core::PublicRecall::new(&with.hits, with.discovery_paths.clone())
+        .with_hypotheses(Some(&related));
+    let text = serde_json::to_value(&public).expect("json");
+    assert_eq!(text["related_hypotheses"][0]["status"], "open");
+    assert!(text["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .all(|r| !r["context"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("may depend on")));
+}
+
+pub async fn a_hypothesis_goes_stale_when_a_source_stops_being_active<S: Backend>(fx: Fixture<S>) {
+    let proof = chain(&fx, &fx.actor).await;
+    fx.memory.dream(&fx.actor, 100).await.expect("dream");
+    fx.memory
+        .retract_evidence(&fx.actor, vec![proof], Some("Atlas moved off Redis".into()))
+        .await
+        .expect("retract");
+    let listed = fx
+        .memory
+        .hypotheses(&fx.actor, Vec::new(), 10)
+        .await
+        .expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].status,
+        HypothesisStatus::Stale,
+        "reads stale at once"
+    );
+    let with = fx
+        .memory
+        .recall(&fx.actor, asking("Mark Atlas"))
+        .await
+        .expect("recall");
+    assert_eq!(
+        with.related_hypotheses,
+        Some(Vec::new()),
+        "a stale hypothesis is not shown"
+    );
+    let pass = fx.memory.dream(&fx.actor, 100).await.expect("dream");
+    assert_eq!(pass.staled, 1, "the next pass writes it down");
+    assert_eq!(pass.proposed, 0);
+}
+
+pub async fn hypotheses_never_cross_teams<S: Backend>(fx: Fixture<S>) {
+    chain(&fx, &fx.actor).await;
+    fx.memory.dream(&fx.actor, 100).await.expect("dream");
+    let mine = fx
+        .memory
+        .hypotheses(&fx.actor, Vec::new(), 10)
+        .await
+        .expect("list");
+    let other = fx.store.open_team("other-team").await.expect("team");
+    // The same names in another team: its own entities, nothing to chain with ours.
+    write(
+        &fx,
+        &other,
+        claim(
+            "Mark works on Atlas",
+            ("Mark", "person"),
+            "works_on",
+            ("Atlas", "project"),
+        ),
+    )
+    .await;
+    let pass = fx.memory.dream(&other, 100).await.expect("dream");
+    assert_eq!(pass.proposed, 0);
+    let theirs = fx
+        .memory
+        .hypotheses(&other, Vec::new(), 10)
+        .await
+        .expect("list");
+    assert!(theirs.is_empty());
+    let err = fx
+        .memory
+        .hypothesis(&other, mine[0].hypothesis_id)
+        .await
+        .expect_err("another team's id");
+    assert!(matches!(
+        err,
+        ServiceError::Store(StoreError::HypothesisNotFound { .. })
+    ));
+    let recall = fx
+        .memory
+        .recall(&other, asking("Mark Atlas Redis"))
+        .await
+        .expect("recall");
+    assert_eq!(recall.related_hypotheses, Some(Vec::new()));
+}
+
+pub async fn a_claim_only_private_notes_prove_is_never_dreamed_from<S: Backend>(fx: Fixture<S>) {
+    let mut private = claim(
+        "Mark works on Atlas",
+        ("Mark", "person"),
+        "works_on",
+        ("Atlas", "project"),
+    );
+    private["evidence"][0]["space"] = json!("private");
+    write(&fx, &fx.actor, private).await;
+    write(
+        &fx,
+        &fx.actor,
+        claim(
+            "Atlas uses Redis",
+            ("Atlas", "project"),
+            "uses",
+            ("Redis", "product"),
+        ),
+    )
+    .await;
+    let pass = fx.memory.dream(&fx.actor, 100).await.expect("dream");
+    assert_eq!(pass.relationships, 1, "only the team-proven claim is read");
+    assert_eq!(pass.proposed, 0);
+}
+
+pub async fn confirming_takes_a_proof_and_a_resolution_is_final<S: Backend>(fx: Fixture<S>) {
+    chain(&fx, &fx.actor).await;
+    fx.memory.dream(&fx.actor, 100).await.expect("dream");
+    let id: HypothesisId = fx
+        .memory
+        .hypotheses(&fx.actor, Vec::new(), 10)
+        .await
+        .expect("list")[0]
+        .hypothesis_id;
+    let empty: RememberRequest =
+        serde_json::from_value(json!({"evidence": [{"content": "Mark said so"}]})).expect("json");
+    let err = fx
+        .memory
+        .resolve_hypothesis(
+            &fx.actor,
+            id,
+            HypothesisDecision::Confirm {
+                reason: "asked Mark".into(),
+                proof: empty,
+            },
+        )
+        .await
+        .expect_err("a proof needs a relationship");
+    assert!(
+        matches!(err, ServiceError::Store(StoreError::Invalid(ref e)) if e.field == "proof"),
+        "{err}"
+    );
+    assert_eq!(
+        fx.memory
+            .hypothesis(&fx.actor, id)
+            .await
+            .expect("read")
+            .status,
+        HypothesisStatus::Open
+    );
+    let proof: RememberRequest = serde_json::from_value(claim(
+        "Mark depends on Redis for the Atlas cache",
+        ("Mark", "person"),
+        "depends_on",
+        ("Redis", "product"),
+    ))
+    .expect("json");
+    let resolved = fx
+        .memory
+        .resolve_hypothesis(
+            &fx.actor,
+            id,
+            HypothesisDecision::Confirm {
+                reason: "asked Mark".into(),
+                proof,
+            },
+        )
+        .await
+        .expect("confirm");
+    assert_eq!(resolved.hypothesis.status, HypothesisStatus::Confirmed);
+    let written = resolved.proof.expect("the proof's outcome");
+    assert_eq!(
+        resolved.hypothesis.confirmed_by,
+        vec![written.relationships[0].relationship_id]
+    );
+    let again = fx
+        .memory
+        .resolve_hypothesis(
+            &fx.actor,
+            id,
+            HypothesisDecision::Reject {
+                reason: "no".into(),
+            },
+        )
+        .await
+        .expect_err("already confirmed");
+    assert!(matches!(
+        again,
+        ServiceError::Store(StoreError::Conflict(_))
+    ));
+}

@@ -1,0 +1,195 @@
+//! Dreaming's hypotheses on PostgreSQL: what a pass starts from, the hypotheses table,
+//! and status as it stands (the shared SQL in `mnem_sql`), under the team policy.
+
+use mnem_core::graph::{Hypothesis, ProposedHypothesis, Relationship, SourceRef};
+use mnem_core::{Actor, EntityId, HypothesisId, RelationshipId, Timestamp};
+use mnem_store::{
+    new_uuid_v7, GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, Result,
+    StoreError,
+};
+use tokio_postgres::{Row, Transaction};
+use uuid::Uuid;
+
+use crate::graph::read::relationships_where;
+use crate::rows::{col, parsed};
+use crate::{param_refs, DbResult, Param};
+
+pub async fn dream_inputs(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    limit: usize,
+) -> Result<Vec<Relationship>> {
+    relationships_where(
+        tx,
+        actor,
+        &GraphView::default(),
+        &mnem_sql::dream_inputs_condition(limit),
+        Vec::new(),
+    )
+    .await
+}
+
+pub async fn record(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    proposed: &[ProposedHypothesis],
+    now: Timestamp,
+) -> Result<HypothesisPass> {
+    let insert = tx
+        .prepare(
+            "INSERT INTO hypotheses (team_id, hypothesis_id, first_relationship_id, \
+             first_version, second_relationship_id, second_version, subject_entity_id, \
+             object_entity_id, rule, statement, status, created_at, confirmed_by) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11, '[]') \
+             ON CONFLICT (team_id, first_relationship_id, second_relationship_id, rule) \
+             DO NOTHING",
+        )
+        .await
+        .db()?;
+    let mut added = 0;
+    for (i, h) in proposed.iter().enumerate() {
+        // One clock reading per pass; the offset keeps ids distinct and in order.
+        let id = new_uuid_v7(now.plus_micros(i as i64));
+        added += tx
+            .execute(
+                &insert,
+                &[
+                    &actor.team.0,
+                    &id,
+                    &h.sources[0].relationship_id.0,
+                    &h.sources[0].version,
+                    &h.sources[1].relationship_id.0,
+                    &h.sources[1].version,
+                    &h.subject.0,
+                    &h.object.0,
+                    &h.rule,
+                    &h.statement,
+                    &now.as_micros(),
+                ],
+            )
+            .await
+            .db()?;
+    }
+    let staled = tx
+        .execute(&mnem_sql::mark_stale_hypotheses("$1"), &[&actor.team.0])
+        .await
+        .db()?;
+    Ok(HypothesisPass {
+        added: added as usize,
+        staled: staled as usize,
+    })
+}
+
+pub async fn list(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    filter: &HypothesisFilter,
+) -> Result<Vec<Hypothesis>> {
+    let mut sql = mnem_sql::select_hypotheses("$1");
+    let mut params: Vec<Param> = vec![Box::new(actor.team.0)];
+    if !filter.statuses.is_empty() {
+        let statuses: Vec<String> = filter
+            .statuses
+            .iter()
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        sql.push_str(&format!(
+            " AND {} IN ({})",
+            mnem_sql::hypothesis_status(),
+            statuses.join(", ")
+        ));
+    }
+    if let Some(ids) = &filter.ids {
+        params.push(Box::new(ids.iter().map(|i| i.0).collect::<Vec<Uuid>>()));
+        sql.push_str(&format!(" AND h.hypothesis_id = ANY (${})", params.len()));
+    }
+    if let Some(relationships) = &filter.relationships {
+        params.push(Box::new(
+            relationships.iter().map(|r| r.0).collect::<Vec<Uuid>>(),
+        ));
+        let n = params.len();
+        sql.push_str(&format!(
+            " AND (h.first_relationship_id = ANY (${n}) OR h.second_relationship_id = ANY (${n}))"
+        ));
+    }
+    if filter.team_proven {
+        sql.push_str(&mnem_sql::hypothesis_team_proven());
+    }
+    sql.push_str(&format!(
+        " ORDER BY h.created_at DESC, h.hypothesis_id LIMIT {}",
+        filter.limit
+    ));
+    let rows = tx.query(&sql, &param_refs(&params)).await.db()?;
+    rows.iter().map(hypothesis).collect()
+}
+
+pub async fn resolve(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: HypothesisId,
+    resolution: &HypothesisResolution,
+) -> Result<Hypothesis> {
+    let confirmed_by =
+        serde_json::to_string(&resolution.confirmed_by).map_err(StoreError::backend)?;
+    let changed = tx
+        .execute(
+            &format!(
+                "UPDATE hypotheses AS h SET status = $3, resolution = $4, resolved_at = $5, \
+                 confirmed_by = $6 WHERE h.team_id = $1 AND h.hypothesis_id = $2 \
+                 AND {} = 'open'",
+                mnem_sql::hypothesis_status()
+            ),
+            &[
+                &actor.team.0,
+                &id.0,
+                &resolution.status.as_str(),
+                &resolution.reason,
+                &resolution.at.as_micros(),
+                &confirmed_by,
+            ],
+        )
+        .await
+        .db()?;
+    let filter = HypothesisFilter {
+        ids: Some(vec![id]),
+        limit: 1,
+        ..HypothesisFilter::default()
+    };
+    let found = list(tx, actor, &filter)
+        .await?
+        .pop()
+        .ok_or(StoreError::HypothesisNotFound { id })?;
+    if changed == 0 {
+        return Err(StoreError::Conflict(format!(
+            "hypothesis {id} is {}, not open",
+            found.status
+        )));
+    }
+    Ok(found)
+}
+
+fn hypothesis(row: &Row) -> Result<Hypothesis> {
+    let confirmed_by: String = col(row, 13)?;
+    Ok(Hypothesis {
+        hypothesis_id: HypothesisId(col(row, 0)?),
+        statement: col(row, 1)?,
+        status: parsed(row, 2)?,
+        rule: col(row, 3)?,
+        sources: [
+            SourceRef {
+                relationship_id: RelationshipId(col(row, 4)?),
+                version: col(row, 5)?,
+            },
+            SourceRef {
+                relationship_id: RelationshipId(col(row, 6)?),
+                version: col(row, 7)?,
+            },
+        ],
+        subject_entity_id: EntityId(col(row, 8)?),
+        object_entity_id: EntityId(col(row, 9)?),
+        created_at: Timestamp::from_micros(col(row, 10)?),
+        resolution: col(row, 11)?,
+        resolved_at: col::<Option<i64>>(row, 12)?.map(Timestamp::from_micros),
+        confirmed_by: serde_json::from_str(&confirmed_by).map_err(StoreError::backend)?,
+    })
+}

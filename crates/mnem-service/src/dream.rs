@@ -1,0 +1,238 @@
+//! Dreaming: a pass proposes hypotheses from the team's eligible relationships (the rule
+//! table in `mnem_core::graph::dream`) and keeps the new ones; people list, read and
+//! resolve them; recall adds the ones linked to its results when asked. A hypothesis
+//! never becomes evidence or a relationship by itself: confirming one takes a new
+//! structured remember that proves it.
+
+use mnem_core::graph::{
+    dream, DiscoveryPath, Hypothesis, HypothesisStatus, RememberOutcome, RememberRequest,
+};
+use mnem_core::{Actor, HypothesisId, RecallHit, ValidationError};
+use mnem_store::{
+    Degradation, GraphStore, GraphView, HypothesisFilter, HypothesisResolution, SearchIndex,
+    StoreError,
+};
+use serde::Serialize;
+
+use crate::{Memory, Result};
+
+/// How many eligible relationships a pass reads (newest first).
+pub const DREAM_INPUT_LIMIT: usize = 20_000;
+/// How many hypotheses one pass proposes at most, by default.
+pub const DEFAULT_DREAM_LIMIT: usize = 1_000;
+/// How many hypotheses a recall returns at most.
+pub const MAX_RELATED_HYPOTHESES: usize = 5;
+/// How many relationships near the results a recall looks hypotheses up by.
+const RELATED_EDGE_LIMIT: usize = 50;
+
+/// What one dream pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct DreamReport {
+    /// Eligible relationships read.
+    pub relationships: usize,
+    /// Hypotheses the rule table proposed from them.
+    pub proposed: usize,
+    /// Of those, new to the team.
+    pub added: usize,
+    /// Open hypotheses written `stale` because a source is no longer active.
+    pub staled: usize,
+}
+
+/// A person's decision on a hypothesis.
+#[derive(Debug, Clone)]
+pub enum HypothesisDecision {
+    /// Confirmed by a new structured remember that proves it (evidence and at least one
+    /// relationship, verified like any other write).
+    Confirm {
+        reason: String,
+        proof: RememberRequest,
+    },
+    Reject {
+        reason: String,
+    },
+}
+
+/// A resolved hypothesis, with the write that confirmed it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resolved {
+    pub hypothesis: Hypothesis,
+    pub proof: Option<RememberOutcome>,
+}
+
+impl<S: GraphStore + SearchIndex> Memory<S> {
+    /// One dream pass over the team: deterministic, at most `limit` proposals.
+    pub async fn dream(&self, actor: &Actor, limit: usize) -> Result<DreamReport> {
+        let relationships = self.store().dream_inputs(actor, DREAM_INPUT_LIMIT).await?;
+        let proposed = dream(&relationships, limit);
+        let report = DreamReport {
+            relationships: relationships.len(),
+            proposed: proposed.len(),
+            ..DreamReport::default()
+        };
+        let pass = self.store().record_hypotheses(actor, proposed).await?;
+        Ok(DreamReport {
+            added: pass.added,
+            staled: pass.staled,
+            ..report
+        })
+    }
+
+    /// The team's hypotheses with one of `statuses` (all when empty), newest first.
+    pub async fn hypotheses(
+        &self,
+        actor: &Actor,
+        statuses: Vec<HypothesisStatus>,
+        limit: usize,
+    ) -> Result<Vec<Hypothesis>> {
+        let filter = HypothesisFilter {
+            statuses,
+            limit,
+            ..HypothesisFilter::default()
+        };
+        Ok(self.store().hypotheses(actor, filter).await?)
+    }
+
+    /// One hypothesis of the team; `HypothesisNotFound` otherwise.
+    pub async fn hypothesis(&self, actor: &Actor, id: HypothesisId) -> Result<Hypothesis> {
+        let filter = HypothesisFilter {
+            ids: Some(vec![id]),
+            limit: 1,
+            ..HypothesisFilter::default()
+        };
+        let found = self.store().hypotheses(actor, filter).await?.pop();
+        Ok(found.ok_or(StoreError::HypothesisNotFound { id })?)
+    }
+
+    /// Confirms (with its proof, written first like any structured remember) or rejects
+    /// an open hypothesis. The proof stays written even if the hypothesis was resolved by
+    /// someone else meanwhile (then `Conflict`): it is evidence in its own right.
+    pub async fn resolve_hypothesis(
+        &self,
+        actor: &Actor,
+        id: HypothesisId,
+        decision: HypothesisDecision,
+    ) -> Result<Resolved> {
+        let current = self.hypothesis(actor, id).await?;
+        if current.status != HypothesisStatus::Open {
+            return Err(StoreError::Conflict(format!(
+                "hypothesis {id} is {}, not open",
+                current.status
+            ))
+            .into());
+        }
+        let at = self.store().clock().now();
+        let (resolution, proof) = match decision {
+            HypothesisDecision::Reject { reason } => (
+                HypothesisResolution {
+                    status: HypothesisStatus::Rejected,
+                    reason: checked_reason(reason)?,
+                    confirmed_by: Vec::new(),
+                    at,
+                },
+                None,
+            ),
+            HypothesisDecision::Confirm { reason, proof } => {
+                let reason = checked_reason(reason)?;
+                if proof.relationships.is_empty() || proof.evidence.is_empty() {
+                    return Err(StoreError::from(ValidationError::new(
+                        "proof",
+                        "confirming a hypothesis needs a remember request with evidence and \
+                         at least one relationship that proves it",
+                    ))
+                    .into());
+                }
+                let outcome = self.remember_request(actor, proof).await?;
+                let confirmed_by = outcome
+                    .relationships
+                    .iter()
+                    .map(|r| r.relationship_id)
+                    .collect();
+                (
+                    HypothesisResolution {
+                        status: HypothesisStatus::Confirmed,
+                        reason,
+                        confirmed_by,
+                        at,
+                    },
+                    Some(outcome),
+                )
+            }
+        };
+        let hypothesis = self
+            .store()
+            .resolve_hypothesis(actor, id, resolution)
+            .await?;
+        Ok(Resolved { hypothesis, proof })
+    }
+
+    /// The open and confirmed hypotheses whose sources include a relationship of the
+    /// discovery paths or one the returned evidence proves (both sources still proven by
+    /// team evidence), at most [`MAX_RELATED_HYPOTHESES`]. A failed read is recorded as a
+    /// degraded `hypotheses` branch and answered with none: this field is optional.
+    pub(crate) async fn related_hypotheses(
+        &self,
+        actor: &Actor,
+        view: GraphView,
+        hits: &[RecallHit],
+        paths: &[DiscoveryPath],
+        degraded: &mut Vec<Degradation>,
+    ) -> Vec<Hypothesis> {
+        let lookup = async {
+            let evidence = hits.iter().map(|h| h.evidence.id).collect();
+            let proven = self
+                .store()
+                .edges_supported_by(actor, evidence, view, RELATED_EDGE_LIMIT)
+                .await?;
+            let mut relationships: Vec<_> = proven
+                .iter()
+                .map(|e| e.relationship.relationship_id)
+                .chain(
+                    paths
+                        .iter()
+                        .flat_map(|p| p.relationships.iter().map(|e| e.relationship_id)),
+                )
+                .collect();
+            relationships.sort_unstable();
+            relationships.dedup();
+            if relationships.is_empty() {
+                return Ok(Vec::new());
+            }
+            let filter = HypothesisFilter {
+                statuses: vec![HypothesisStatus::Open, HypothesisStatus::Confirmed],
+                relationships: Some(relationships),
+                team_proven: true,
+                limit: MAX_RELATED_HYPOTHESES,
+                ..HypothesisFilter::default()
+            };
+            self.store().hypotheses(actor, filter).await
+        };
+        match lookup.await {
+            Ok(found) => found,
+            Err(err) => {
+                let degradation = Degradation {
+                    branch: "hypotheses".into(),
+                    reason: err.to_string(),
+                    at: self.store().clock().now(),
+                };
+                tracing::warn!(%err, "related hypotheses omitted");
+                if let Err(err) = self.store().record_degradation(degradation.clone()).await {
+                    tracing::warn!(%err, "could not record degradation");
+                }
+                degraded.push(degradation);
+                Vec::new()
+            }
+        }
+    }
+}
+
+fn checked_reason(reason: String) -> Result<String> {
+    let reason = reason.trim().to_string();
+    if reason.is_empty() || reason.chars().count() > 1_000 {
+        return Err(StoreError::from(ValidationError::new(
+            "reason",
+            "must be 1 to 1,000 characters",
+        ))
+        .into());
+    }
+    Ok(reason)
+}

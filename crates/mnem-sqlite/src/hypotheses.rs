@@ -1,0 +1,239 @@
+//! Dreaming's hypotheses on SQLite: what a pass starts from, the hypotheses table, and
+//! status as it stands (the shared SQL in `mnem_sql`).
+
+use mnem_core::graph::{Hypothesis, HypothesisStatus, ProposedHypothesis, Relationship, SourceRef};
+use mnem_core::{Actor, EntityId, HypothesisId, RelationshipId, Timestamp};
+use mnem_store::{
+    new_uuid_v7, GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, Result,
+    StoreError,
+};
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter, Connection, Row};
+
+use crate::graph::hex_ids;
+use crate::graph::read::relationships_where;
+use crate::rows::UuidBytes;
+use crate::DbResult;
+
+pub fn dream_inputs(conn: &Connection, actor: &Actor, limit: usize) -> Result<Vec<Relationship>> {
+    relationships_where(
+        conn,
+        actor,
+        &GraphView::default(),
+        &mnem_sql::dream_inputs_condition(limit),
+        Vec::new(),
+    )
+    .db()
+}
+
+pub fn record(
+    conn: &Connection,
+    actor: &Actor,
+    proposed: &[ProposedHypothesis],
+    now: Timestamp,
+) -> Result<HypothesisPass> {
+    let team = actor.team.as_bytes();
+    let mut insert = conn
+        .prepare_cached(
+            "INSERT INTO hypotheses (team_id, hypothesis_id, first_relationship_id, \
+             first_version, second_relationship_id, second_version, subject_entity_id, \
+             object_entity_id, rule, statement, status, created_at, confirmed_by) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'open', ?11, '[]') \
+             ON CONFLICT (team_id, first_relationship_id, second_relationship_id, rule) \
+             DO NOTHING",
+        )
+        .db()?;
+    let mut added = 0;
+    for (i, h) in proposed.iter().enumerate() {
+        // One clock reading per pass; the offset keeps ids distinct and in order.
+        let id = new_uuid_v7(now.plus_micros(i as i64));
+        added += insert
+            .execute(params![
+                team,
+                id.as_bytes(),
+                h.sources[0].relationship_id.as_bytes(),
+                h.sources[0].version,
+                h.sources[1].relationship_id.as_bytes(),
+                h.sources[1].version,
+                h.subject.as_bytes(),
+                h.object.as_bytes(),
+                h.rule,
+                h.statement,
+                now.as_micros(),
+            ])
+            .db()?;
+    }
+    let staled = conn
+        .execute(&mnem_sql::mark_stale_hypotheses("?1"), params![team])
+        .db()?;
+    Ok(HypothesisPass { added, staled })
+}
+
+pub fn list(
+    conn: &Connection,
+    actor: &Actor,
+    filter: &HypothesisFilter,
+) -> Result<Vec<Hypothesis>> {
+    let mut sql = mnem_sql::select_hypotheses("?1");
+    let mut values = vec![Value::Blob(actor.team.as_bytes().to_vec())];
+    if !filter.statuses.is_empty() {
+        let statuses: Vec<String> = filter
+            .statuses
+            .iter()
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        sql.push_str(&format!(
+            " AND {} IN ({})",
+            mnem_sql::hypothesis_status(),
+            statuses.join(", ")
+        ));
+    }
+    if let Some(ids) = &filter.ids {
+        sql.push_str(" AND h.hypothesis_id IN (SELECT unhex(value) FROM json_each(?2))");
+        values.push(Value::Text(hex_ids(
+            ids.iter().map(HypothesisId::as_bytes),
+        )?));
+    }
+    if let Some(relationships) = &filter.relationships {
+        let n = values.len() + 1;
+        sql.push_str(&format!(
+            " AND (h.first_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})) \
+             OR h.second_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})))"
+        ));
+        values.push(Value::Text(hex_ids(
+            relationships.iter().map(RelationshipId::as_bytes),
+        )?));
+    }
+    if filter.team_proven {
+        sql.push_str(&mnem_sql::hypothesis_team_proven());
+    }
+    sql.push_str(&format!(
+        " ORDER BY h.created_at DESC, h.hypothesis_id LIMIT {}",
+        filter.limit
+    ));
+    let mut stmt = conn.prepare(&sql).db()?;
+    let rows = stmt
+        .query_map(params_from_iter(values), |row| Ok(raw(row)))
+        .db()?;
+    rows.map(|row| hypothesis(row.db()?.db()?)).collect()
+}
+
+pub fn resolve(
+    conn: &Connection,
+    actor: &Actor,
+    id: HypothesisId,
+    resolution: &HypothesisResolution,
+) -> Result<Hypothesis> {
+    let confirmed_by =
+        serde_json::to_string(&resolution.confirmed_by).map_err(StoreError::backend)?;
+    let changed = conn
+        .execute(
+            &format!(
+                "UPDATE hypotheses AS h SET status = ?3, resolution = ?4, resolved_at = ?5, \
+                 confirmed_by = ?6 WHERE h.team_id = ?1 AND h.hypothesis_id = ?2 \
+                 AND {} = 'open'",
+                mnem_sql::hypothesis_status()
+            ),
+            params![
+                actor.team.as_bytes(),
+                id.as_bytes(),
+                resolution.status.as_str(),
+                resolution.reason,
+                resolution.at.as_micros(),
+                confirmed_by
+            ],
+        )
+        .db()?;
+    let filter = HypothesisFilter {
+        ids: Some(vec![id]),
+        limit: 1,
+        ..HypothesisFilter::default()
+    };
+    let found = list(conn, actor, &filter)?
+        .pop()
+        .ok_or(StoreError::HypothesisNotFound { id })?;
+    if changed == 0 {
+        return Err(StoreError::Conflict(format!(
+            "hypothesis {id} is {}, not open",
+            found.status
+        )));
+    }
+    Ok(found)
+}
+
+type RawHypothesis = (
+    UuidBytes,
+    String,
+    String,
+    String,
+    UuidBytes,
+    i64,
+    UuidBytes,
+    i64,
+    UuidBytes,
+    UuidBytes,
+    i64,
+    Option<String>,
+    Option<i64>,
+    String,
+);
+
+fn raw(row: &Row<'_>) -> rusqlite::Result<RawHypothesis> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+        row.get(9)?,
+        row.get(10)?,
+        row.get(11)?,
+        row.get(12)?,
+        row.get(13)?,
+    ))
+}
+
+fn hypothesis(raw: RawHypothesis) -> Result<Hypothesis> {
+    let (
+        id,
+        statement,
+        status,
+        rule,
+        first,
+        first_version,
+        second,
+        second_version,
+        subject,
+        object,
+        created_at,
+        resolution,
+        resolved_at,
+        confirmed_by,
+    ) = raw;
+    Ok(Hypothesis {
+        hypothesis_id: HypothesisId::from_bytes(id.0),
+        statement,
+        status: status.parse::<HypothesisStatus>()?,
+        rule,
+        sources: [
+            SourceRef {
+                relationship_id: RelationshipId::from_bytes(first.0),
+                version: first_version,
+            },
+            SourceRef {
+                relationship_id: RelationshipId::from_bytes(second.0),
+                version: second_version,
+            },
+        ],
+        subject_entity_id: EntityId::from_bytes(subject.0),
+        object_entity_id: EntityId::from_bytes(object.0),
+        created_at: Timestamp::from_micros(created_at),
+        resolution,
+        resolved_at: resolved_at.map(Timestamp::from_micros),
+        confirmed_by: serde_json::from_str(&confirmed_by).map_err(StoreError::backend)?,
+    })
+}
