@@ -5,9 +5,10 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use mnem_core::graph::HypothesisStatus;
 use mnem_core::{
-    Access, Authority, EntityId, EvidenceId, Order, RankingProfile, Ref, RelationshipId, Scope,
-    SourceType, Timestamp,
+    Access, Authority, EntityId, EvidenceId, HypothesisId, Order, RankingProfile, Ref,
+    RelationshipId, Scope, SourceType, Timestamp,
 };
 
 #[derive(Debug, Parser)]
@@ -146,6 +147,13 @@ pub enum Command {
     /// another ranking profile.
     #[command(subcommand)]
     Feedback(FeedbackCommand),
+    /// Propose hypotheses from pairs of the team's verified relationships that meet at an
+    /// entity (a fixed rule table: works_on + uses → "may depend on", …) and mark stale
+    /// the open ones whose source changed. Deterministic; hypotheses are never evidence.
+    Dream(DreamArgs),
+    /// List, show, confirm (with a proof written as evidence) or reject hypotheses.
+    #[command(subcommand)]
+    Hypotheses(HypothesesCommand),
     /// Write the team's memory (evidence with its history, relationships with theirs,
     /// entities, aliases; never vectors) as a memory pack: canonical JSON Lines ending in
     /// a SHA-256 manifest. `--scope`, `--since` and `--until` take a slice.
@@ -562,6 +570,52 @@ pub struct CorrectArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct DreamArgs {
+    /// Propose at most this many hypotheses in this pass.
+    #[arg(long, default_value_t = mnem_service::DEFAULT_DREAM_LIMIT)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HypothesesCommand {
+    /// The team's hypotheses, newest first (all statuses unless --status).
+    List {
+        /// Only these statuses (`open`, `confirmed`, `rejected`, `stale`; repeatable or
+        /// comma-separated).
+        #[arg(long, value_delimiter = ',', value_parser = parse_hypothesis_status)]
+        status: Vec<HypothesisStatus>,
+        /// At most this many.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// One hypothesis: its statement, status, sources and resolution.
+    Show {
+        #[arg(value_parser = parse_hypothesis_id)]
+        id: HypothesisId,
+    },
+    /// Confirm an open hypothesis by writing its proof: a structured remember request
+    /// (JSON from --file, `-` for stdin) with evidence and at least one relationship.
+    Confirm {
+        #[arg(value_parser = parse_hypothesis_id)]
+        id: HypothesisId,
+        /// Why it holds.
+        #[arg(long)]
+        reason: String,
+        /// The proof: a remember request, as `mnem remember --file` takes.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// Reject an open hypothesis.
+    Reject {
+        #[arg(value_parser = parse_hypothesis_id)]
+        id: HypothesisId,
+        /// Why it does not hold.
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+#[derive(Debug, Args)]
 pub struct ExportArgs {
     /// Where to write the pack (`-`: standard output).
     #[arg(long, short, default_value = "-")]
@@ -660,6 +714,14 @@ fn parse_scope(s: &str) -> Result<Scope, String> {
 }
 
 fn parse_ref(s: &str) -> Result<Ref, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+fn parse_hypothesis_id(s: &str) -> Result<HypothesisId, String> {
+    s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+fn parse_hypothesis_status(s: &str) -> Result<HypothesisStatus, String> {
     s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
 }
 

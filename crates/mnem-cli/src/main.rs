@@ -18,15 +18,18 @@ use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Right
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
-    spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig, Memory, ServiceError,
-    MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
+    spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig, HypothesisDecision,
+    Memory, ServiceError, MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
 };
 use mnem_sqlite::SqliteStore;
 use mnem_store::{
     CredentialStore, GraphStore, GraphView, ImportMode, SearchIndex, StoreError, SystemClock,
 };
 
-use args::{Cli, Command, FeedbackCommand, FeedbackSubmitArgs, PackMode, RecallArgs, RememberArgs};
+use args::{
+    Cli, Command, FeedbackCommand, FeedbackSubmitArgs, HypothesesCommand, PackMode, RecallArgs,
+    RememberArgs,
+};
 
 /// Teams with at least this many vectors are searched through their vector index (HNSW,
 /// saved beside a SQLite file); smaller ones are scanned exactly. `mnem bench` at 10k
@@ -356,6 +359,41 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 (&candidate.profile().version, &after),
                 cli.json,
             );
+        }
+        Command::Dream(ref args) => {
+            let memory = Memory::unchecked(store, None);
+            let started = std::time::Instant::now();
+            let report = memory.dream(&actor, args.limit).await?;
+            render::dreamed(&report, started.elapsed(), cli.json);
+        }
+        Command::Hypotheses(ref command) => {
+            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli);
+            match command {
+                HypothesesCommand::List { status, limit } => {
+                    let listed = memory.hypotheses(&actor, status.clone(), *limit).await?;
+                    render::hypotheses(&listed, cli.json);
+                }
+                HypothesesCommand::Show { id } => {
+                    render::hypothesis(&memory.hypothesis(&actor, *id).await?, cli.json);
+                }
+                HypothesesCommand::Confirm { id, reason, file } => {
+                    let proof = read_json::<RememberRequest>(file, "proof")?;
+                    let decision = HypothesisDecision::Confirm {
+                        reason: reason.clone(),
+                        proof,
+                    };
+                    let resolved = memory.resolve_hypothesis(&actor, *id, decision).await?;
+                    render::hypothesis(&resolved.hypothesis, cli.json);
+                    embed_after_write(&memory, &actor).await?;
+                }
+                HypothesesCommand::Reject { id, reason } => {
+                    let decision = HypothesisDecision::Reject {
+                        reason: reason.clone(),
+                    };
+                    let resolved = memory.resolve_hypothesis(&actor, *id, decision).await?;
+                    render::hypothesis(&resolved.hypothesis, cli.json);
+                }
+            }
         }
         Command::Export(ref args) => {
             let memory = Memory::unchecked(store, None);

@@ -12,7 +12,7 @@ use mnem_core::{
     ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult,
     PublicWindowItem, RecallHit, ScoreComponents, TeamId,
 };
-use mnem_service::{EmbedReport, HeldEvidence, IssuedKey, Status};
+use mnem_service::{DreamReport, EmbedReport, HeldEvidence, IssuedKey, Status};
 use mnem_store::{PackImport, Remembered};
 use serde::Serialize;
 use serde_json::json;
@@ -649,4 +649,57 @@ pub fn imported(report: &PackImport, as_json: bool) {
         "relationships: {} added, {} already stored; predicates: {} declared",
         report.relationships_added, report.relationships_present, report.predicates_added
     );
+}
+
+/// `mnem dream`: what one pass read, proposed, added and marked stale.
+pub fn dreamed(report: &DreamReport, took: std::time::Duration, as_json: bool) {
+    if as_json {
+        print_json(&json!({ "report": report, "millis": took.as_millis() }));
+        return;
+    }
+    println!(
+        "read {} relationships, proposed {} hypotheses ({} new), marked {} stale, in {} ms",
+        report.relationships,
+        report.proposed,
+        report.added,
+        report.staled,
+        took.as_millis()
+    );
+}
+
+/// `mnem hypotheses list`.
+pub fn hypotheses(listed: &[Hypothesis], as_json: bool) {
+    if as_json {
+        print_json(&json!(listed));
+        return;
+    }
+    if listed.is_empty() {
+        println!("No hypotheses.");
+    }
+    for h in listed {
+        println!("? {} [{}]\n    {}", h.statement, h.status, h.hypothesis_id);
+    }
+}
+
+/// `mnem hypotheses show|confirm|reject`.
+pub fn hypothesis(h: &Hypothesis, as_json: bool) {
+    if as_json {
+        print_json(&json!(h));
+        return;
+    }
+    println!("{} [{}]", h.statement, h.status);
+    println!("  id {}  rule {}", h.hypothesis_id, h.rule);
+    for source in &h.sources {
+        println!(
+            "  from relationship {} (version {})",
+            source.relationship_id, source.version
+        );
+    }
+    if let Some(reason) = &h.resolution {
+        let at = h.resolved_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+        println!("  resolved {at}: {reason}");
+    }
+    for id in &h.confirmed_by {
+        println!("  proved by relationship {id}");
+    }
 }

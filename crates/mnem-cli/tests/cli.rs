@@ -311,6 +311,61 @@ fn export_then_import_carries_memory_to_another_team_once() {
 }
 
 #[test]
+fn a_dream_proposes_a_hypothesis_shown_apart_and_resolved_once() {
+    let store = Store::new();
+    let dir = store.path.parent().expect("dir");
+    for (name, text, subject, predicate, object) in [
+        ("a.json", "Mark works on Atlas", "Mark", "works_on", "Atlas"),
+        ("b.json", "Atlas uses Redis", "Atlas", "uses", "Redis"),
+    ] {
+        let request = serde_json::json!({
+            "evidence": [{"content": text, "source": "standup"}],
+            "relationships": [{
+                "subject": {"name": subject}, "predicate": predicate,
+                "object": {"entity": {"name": object}},
+                "supports": [{"evidence": 0, "start": 0, "end": text.len()}]
+            }]
+        });
+        let file = dir.join(name);
+        std::fs::write(&file, request.to_string()).expect("write request");
+        store.ok(&[
+            "--embedder",
+            "none",
+            "remember",
+            "--file",
+            file.to_str().expect("path"),
+        ]);
+    }
+    let dreamed = store.json(&["dream"]);
+    assert_eq!(dreamed["report"]["added"], 1);
+    let listed = store.json(&["hypotheses", "list", "--status", "open"]);
+    let id = listed[0]["hypothesis_id"].as_str().expect("id").to_string();
+    assert!(listed[0]["statement"]
+        .as_str()
+        .expect("statement")
+        .starts_with("Mark may depend on Redis"));
+    let recalled = store.json(&["--embedder", "none", "recall", "Mark Redis", "--hypotheses"]);
+    assert_eq!(
+        recalled["related_hypotheses"][0]["hypothesis_id"],
+        id.as_str()
+    );
+    let plain = store.json(&["--embedder", "none", "recall", "Mark Redis"]);
+    assert!(plain.get("related_hypotheses").is_none());
+    assert_eq!(plain["results"], recalled["results"]);
+    let rejected = store.json(&[
+        "hypotheses",
+        "reject",
+        &id,
+        "--reason",
+        "Mark only reads the docs",
+    ]);
+    assert_eq!(rejected["status"], "rejected");
+    let again = store.run(&["hypotheses", "reject", &id, "--reason", "twice"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not open"));
+}
+
+#[test]
 fn a_held_write_says_why_and_is_listed_until_released() {
     let store = Store::new();
     let out = store.run(&[
