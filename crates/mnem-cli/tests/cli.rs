@@ -935,7 +935,7 @@ async fn mcp_over_stdio_remembers_and_recalls_as_its_team() {
         .expect("spawn mnem mcp");
     let client = ().serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("list tools");
-    assert_eq!(tools.len(), 9);
+    assert_eq!(tools.len(), 12);
     let call = |tool: &'static str, args: Value| {
         CallToolRequestParams::new(tool).with_arguments(args.as_object().expect("object").clone())
     };

@@ -2,10 +2,11 @@
 //! turned into core types (stamps from RFC 3339 text, closed vocabularies parsed) with
 //! errors that name the field.
 
-use mnem_core::graph::Correction;
+use mnem_core::graph::{Correction, HypothesisStatus, RememberRequest};
 use mnem_core::pack::PackSelection;
 use mnem_core::{
-    EntityId, EvidenceId, Order, RecallQuery, RelationshipId, Scope, Timestamp, ValidationError,
+    EntityId, EvidenceId, HypothesisId, Order, RecallQuery, RelationshipId, Scope, Timestamp,
+    ValidationError,
 };
 use mnem_store::GraphView;
 use schemars::JsonSchema;
@@ -126,6 +127,62 @@ impl TraceInput {
             },
         ))
     }
+}
+
+/// Hypotheses listed by default, and at most.
+pub const DEFAULT_HYPOTHESES_LISTED: usize = 20;
+pub const MAX_HYPOTHESES_LISTED: usize = 100;
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListHypothesesInput {
+    /// Only these statuses: `open`, `confirmed`, `rejected`, `stale` (default: all).
+    #[serde(default)]
+    pub statuses: Vec<String>,
+    /// At most this many, newest first (1-100, default 20).
+    pub limit: Option<usize>,
+}
+
+impl ListHypothesesInput {
+    pub fn into_parts(self) -> Result<(Vec<HypothesisStatus>, usize), ValidationError> {
+        let limit = self.limit.unwrap_or(DEFAULT_HYPOTHESES_LISTED);
+        if !(1..=MAX_HYPOTHESES_LISTED).contains(&limit) {
+            return Err(ValidationError::new(
+                "limit",
+                format!("must be 1 to {MAX_HYPOTHESES_LISTED}"),
+            ));
+        }
+        let statuses = self
+            .statuses
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                s.parse().map_err(|e: ValidationError| {
+                    ValidationError::new(format!("statuses[{i}]"), e.reason)
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((statuses, limit))
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetHypothesisInput {
+    pub hypothesis_id: HypothesisId,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveHypothesisInput {
+    pub hypothesis_id: HypothesisId,
+    /// `confirm` (needs `proof`) or `reject`.
+    pub decision: String,
+    /// Why (1-1,000 characters).
+    pub reason: String,
+    /// For `confirm`: a remember request (evidence and at least one relationship citing
+    /// it) that proves the hypothesis; it is written and verified like any remember.
+    pub proof: Option<RememberRequest>,
 }
 
 /// The largest pack `export_memory_pack` returns by default, and at most.

@@ -18,8 +18,9 @@ use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
 pub use input::{
-    CorrectInput, ExportInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput,
-    RetractInput, TraceInput, DEFAULT_HELD_LISTED,
+    CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
+    DEFAULT_HELD_LISTED,
 };
 pub use ops::{OpError, OpErrorClass, Operations, RecallObserver};
 
@@ -164,6 +165,42 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     ) -> Result<String, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.export_pack(&caller, input).await)
+    }
+
+    #[tool(
+        description = "List the team's hypotheses: speculative links that dreaming derived from two verified relationships meeting at an entity (e.g. \"Mark may depend on Redis\"). They are never evidence. Use it to review what is open; recall_memory with include_hypotheses shows the ones near a query."
+    )]
+    async fn list_hypotheses(
+        &self,
+        Parameters(input): Parameters<ListHypothesesInput>,
+        extensions: Extensions,
+    ) -> Result<String, String> {
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.list_hypotheses(&caller, input).await)
+    }
+
+    #[tool(
+        description = "Read one hypothesis: its statement, status (open, confirmed, rejected, stale), the two relationships it came from (trace_memory explains each) and any resolution."
+    )]
+    async fn get_hypothesis(
+        &self,
+        Parameters(input): Parameters<GetHypothesisInput>,
+        extensions: Extensions,
+    ) -> Result<String, String> {
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.get_hypothesis(&caller, input).await)
+    }
+
+    #[tool(
+        description = "Resolve an open hypothesis once you know: `reject` with a reason, or `confirm` with a reason and a `proof` — a remember request whose evidence and relationship state the fact (it is written and verified like any remember; a hypothesis never becomes a relationship by itself). Needs a write key."
+    )]
+    async fn resolve_hypothesis(
+        &self,
+        Parameters(input): Parameters<ResolveHypothesisInput>,
+        extensions: Extensions,
+    ) -> Result<String, String> {
+        let caller = self.caller(&extensions)?;
+        answer(self.ops.resolve_hypothesis(&caller, input).await)
     }
 
     #[tool(

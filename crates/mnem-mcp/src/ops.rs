@@ -6,14 +6,15 @@ use std::sync::Arc;
 
 use mnem_core::feedback::FeedbackInput;
 use mnem_core::{Principal, PublicRecall, ValidationError};
-use mnem_service::{Memory, Recall, ServiceError};
+use mnem_service::{HypothesisDecision, Memory, Recall, ServiceError};
 use mnem_store::{GraphStore, SearchIndex, StoreError};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
 use crate::input::{
-    CorrectInput, ExportInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput,
-    RetractInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
+    CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
+    DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
 };
 
 /// Why an operation failed, in classes a transport maps to its own codes (HTTP status,
@@ -225,6 +226,71 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             "bytes": text.len(),
             "pack": text,
         }))
+    }
+
+    /// The team's hypotheses (read scope).
+    pub async fn list_hypotheses(
+        &self,
+        caller: &Principal,
+        input: ListHypothesesInput,
+    ) -> Result<Value, OpError> {
+        let (statuses, limit) = input.into_parts()?;
+        let listed = self
+            .memory
+            .hypotheses(&caller.actor, statuses, limit)
+            .await?;
+        Ok(json!({ "hypotheses": encoded(&listed)? }))
+    }
+
+    pub async fn get_hypothesis(
+        &self,
+        caller: &Principal,
+        input: GetHypothesisInput,
+    ) -> Result<Value, OpError> {
+        encoded(
+            &self
+                .memory
+                .hypothesis(&caller.actor, input.hypothesis_id)
+                .await?,
+        )
+    }
+
+    /// Confirms (writing the proof) or rejects a hypothesis: a write.
+    pub async fn resolve_hypothesis(
+        &self,
+        caller: &Principal,
+        input: ResolveHypothesisInput,
+    ) -> Result<Value, OpError> {
+        Self::writer(caller)?;
+        let decision = match (input.decision.trim(), input.proof) {
+            ("confirm", Some(proof)) => HypothesisDecision::Confirm {
+                reason: input.reason,
+                proof,
+            },
+            ("confirm", None) => {
+                return Err(OpError::Invalid(ValidationError::new(
+                    "proof",
+                    "confirming a hypothesis needs a remember request that proves it",
+                )))
+            }
+            ("reject", _) => HypothesisDecision::Reject {
+                reason: input.reason,
+            },
+            (other, _) => {
+                return Err(OpError::Invalid(ValidationError::new(
+                    "decision",
+                    format!("`{other}` is not confirm or reject"),
+                )))
+            }
+        };
+        let resolved = self
+            .memory
+            .resolve_hypothesis(&caller.actor, input.hypothesis_id, decision)
+            .await?;
+        if resolved.proof.is_some() {
+            self.wrote();
+        }
+        encoded(&resolved)
     }
 
     /// Records a client's judgment of one recall's results; changes nothing it judges.

@@ -72,9 +72,12 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
             "correct_relationship",
             "export_memory_pack",
             "forget",
+            "get_hypothesis",
+            "list_hypotheses",
             "recall_memory",
             "release_evidence",
             "remember",
+            "resolve_hypothesis",
             "retract_evidence",
             "submit_recall_feedback",
             "trace_memory"
@@ -291,4 +294,67 @@ async fn a_recall_window_brings_the_neighbouring_turns_in_order_and_bad_windows_
     .await;
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("window"), "{}", text(&bad));
+}
+
+#[tokio::test]
+async fn hypotheses_are_listed_recalled_apart_and_resolved_through_the_tools() {
+    let store = store();
+    let client = connect(store.clone(), "acme").await;
+    for (text, subject, predicate, object) in [
+        ("Mark works on Atlas", "Mark", "works_on", "Atlas"),
+        ("Atlas uses Redis", "Atlas", "uses", "Redis"),
+    ] {
+        ok(&call(
+            &client,
+            "remember",
+            json!({"evidence": [{"content": text}],
+                   "relationships": [{"subject": {"name": subject}, "predicate": predicate,
+                                      "object": {"entity": {"name": object}},
+                                      "supports": [{"evidence": 0, "start": 0, "end": text.len()}]}]}),
+        )
+        .await);
+    }
+    // Dreaming runs as a pass (`mnem dream`), not as a tool.
+    let actor = store.open_team("acme").await.unwrap();
+    let memory = Memory::open(store.clone(), None).await.unwrap();
+    assert_eq!(memory.dream(&actor, 10).await.unwrap().added, 1);
+
+    let listed = ok(&call(&client, "list_hypotheses", json!({"statuses": ["open"]})).await);
+    let id = listed["hypotheses"][0]["hypothesis_id"].clone();
+    assert!(id.is_string());
+    let read = ok(&call(&client, "get_hypothesis", json!({"hypothesis_id": id})).await);
+    assert_eq!(read["status"], "open");
+    let recalled = ok(&call(
+        &client,
+        "recall_memory",
+        json!({"query": "Mark Redis", "include_hypotheses": true}),
+    )
+    .await);
+    assert_eq!(recalled["related_hypotheses"][0]["hypothesis_id"], id);
+    let plain = ok(&call(&client, "recall_memory", json!({"query": "Mark Redis"})).await);
+    assert!(plain.get("related_hypotheses").is_none());
+    assert_eq!(plain["results"], recalled["results"]);
+
+    let unproven = call(
+        &client,
+        "resolve_hypothesis",
+        json!({"hypothesis_id": id, "decision": "confirm", "reason": "asked"}),
+    )
+    .await;
+    assert_eq!(unproven.is_error, Some(true));
+    assert!(text(&unproven).contains("proof"), "{}", text(&unproven));
+    let rejected = ok(&call(
+        &client,
+        "resolve_hypothesis",
+        json!({"hypothesis_id": id, "decision": "reject", "reason": "Mark only reads the docs"}),
+    )
+    .await);
+    assert_eq!(rejected["hypothesis"]["status"], "rejected");
+    let bad_status = call(&client, "list_hypotheses", json!({"statuses": ["maybe"]})).await;
+    assert_eq!(bad_status.is_error, Some(true));
+    assert!(
+        text(&bad_status).contains("statuses[0]"),
+        "{}",
+        text(&bad_status)
+    );
 }

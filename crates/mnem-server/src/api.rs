@@ -148,6 +148,9 @@ handlers! {
     remember: mnem_core::graph::RememberRequest => remember;
     trace: mnem_mcp::TraceInput => trace;
     export: mnem_mcp::ExportInput => export_pack;
+    hypotheses: mnem_mcp::ListHypothesesInput => list_hypotheses;
+    hypothesis: mnem_mcp::GetHypothesisInput => get_hypothesis;
+    resolve_hypothesis: mnem_mcp::ResolveHypothesisInput => resolve_hypothesis;
     retract: mnem_mcp::RetractInput => retract;
     release: mnem_mcp::ReleaseInput => release;
     feedback: mnem_core::feedback::FeedbackInput => feedback;

@@ -99,11 +99,14 @@ impl<S> Clone for App<S> {
     }
 }
 
-const API_OPERATIONS: [&str; 10] = [
+const API_OPERATIONS: [&str; 13] = [
     "recall",
     "remember",
     "trace",
     "export",
+    "hypotheses",
+    "hypothesis",
+    "resolve_hypothesis",
     "retract",
     "release",
     "feedback",
@@ -149,6 +152,9 @@ where
         .route("/v1/remember", post(api::remember::<S>))
         .route("/v1/trace", post(api::trace::<S>))
         .route("/v1/export", post(api::export::<S>))
+        .route("/v1/hypotheses", post(api::hypotheses::<S>))
+        .route("/v1/hypothesis", post(api::hypothesis::<S>))
+        .route("/v1/resolve_hypothesis", post(api::resolve_hypothesis::<S>))
         .route("/v1/retract", post(api::retract::<S>))
         .route("/v1/release", post(api::release::<S>))
         .route("/v1/feedback", post(api::feedback::<S>))
@@ -243,11 +249,14 @@ where
         .into_response()
 }
 
-const MCP_TOOLS: [&str; 9] = [
+const MCP_TOOLS: [&str; 12] = [
     "recall_memory",
     "remember",
     "trace_memory",
     "export_memory_pack",
+    "list_hypotheses",
+    "get_hypothesis",
+    "resolve_hypothesis",
     "retract_evidence",
     "release_evidence",
     "submit_recall_feedback",

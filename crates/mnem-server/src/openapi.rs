@@ -4,8 +4,8 @@
 
 use mnem_core::graph::RememberRequest;
 use mnem_mcp::{
-    CorrectInput, ExportInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput,
-    RetractInput, TraceInput,
+    CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
 };
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
@@ -103,6 +103,26 @@ pub fn document() -> Value {
                       with a SHA-256 manifest, never vectors (MCP: export_memory_pack)",
             request: schema(of::<ExportInput>),
             writes: false,
+        },
+        Operation {
+            name: "hypotheses",
+            summary: "The team's hypotheses (dreaming), newest first, by status; never \
+                      evidence (MCP: list_hypotheses)",
+            request: schema(of::<ListHypothesesInput>),
+            writes: false,
+        },
+        Operation {
+            name: "hypothesis",
+            summary: "One hypothesis with its sources and resolution (MCP: get_hypothesis)",
+            request: schema(of::<GetHypothesisInput>),
+            writes: false,
+        },
+        Operation {
+            name: "resolve_hypothesis",
+            summary: "Confirm an open hypothesis with a proof written as a remember, or reject \
+                      it (MCP: resolve_hypothesis)",
+            request: schema(of::<ResolveHypothesisInput>),
+            writes: true,
         },
         Operation {
             name: "retract",
