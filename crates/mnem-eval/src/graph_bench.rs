@@ -67,7 +67,20 @@ pub struct GraphBenchReport {
     pub vectors: &'static str,
     /// Seconds to write (and embed) the graph, per backend.
     pub ingest: Vec<BackendIngest>,
+    /// One dream pass over the ingested graph, per backend.
+    pub dreams: Vec<DreamMeasure>,
     pub rows: Vec<DiscoveryLatency>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DreamMeasure {
+    pub backend: &'static str,
+    /// Eligible relationships the pass read.
+    pub relationships: usize,
+    pub proposed: usize,
+    /// Proposed per 1,000 relationships read.
+    pub per_thousand: f64,
+    pub millis: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -81,6 +94,9 @@ pub struct DiscoveryLatency {
     pub backend: &'static str,
     pub profile: String,
     pub path_limit: usize,
+    /// Recalls asked for `related_hypotheses`.
+    pub hypotheses: bool,
+    pub mean_hypotheses: f64,
     pub latency_ms: Spread,
     pub discovery_ms: Spread,
     pub mean_results: f64,
@@ -201,6 +217,7 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
         backend: "sqlite",
         secs,
     });
+    let mut dreams = vec![dream_pass("sqlite", &store, &actor).await?];
     // The vector indexes (evidence and discovery vectors), as every process uses them.
     let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
     let sqlite = Backend {
@@ -222,6 +239,7 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
             backend: "postgres",
             secs,
         });
+        dreams.push(dream_pass("postgres", &store, &actor).await?);
         let postgres = Backend {
             name: "postgres",
             actor: &actor,
@@ -242,7 +260,31 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
         largest_degree: work.largest_degree,
         vectors: "feature hashing (384 dims) for evidence, entity and relationship documents",
         ingest: ingest_secs,
+        dreams,
         rows,
+    })
+}
+
+/// How many hypotheses the bench's dream pass may propose.
+const DREAM_BENCH_LIMIT: usize = 1_000_000;
+
+/// One dream pass over the team's graph, timed.
+async fn dream_pass<S: GraphStore + SearchIndex + Clone>(
+    backend: &'static str,
+    store: &S,
+    actor: &Actor,
+) -> Result<DreamMeasure, EvalError> {
+    let memory = Memory::open(store.clone(), None).await?;
+    let started = Instant::now();
+    // Far above a pass's default bound, so the rate is the rule table's, not the cap's.
+    let report = memory.dream(actor, DREAM_BENCH_LIMIT).await?;
+    let millis = started.elapsed().as_secs_f64() * 1e3;
+    Ok(DreamMeasure {
+        backend,
+        relationships: report.relationships,
+        proposed: report.proposed,
+        per_thousand: report.proposed as f64 * 1_000.0 / report.relationships.max(1) as f64,
+        millis,
     })
 }
 
@@ -307,12 +349,13 @@ impl Backend<'_> {
         let memory = Memory::open(store.clone(), Some(Arc::new(HashingEmbedder::default())))
             .await?
             .with_profile(profile.profile);
-        for path_limit in [0, mnem_core::graph::DEFAULT_PATH_LIMIT] {
+        let paths = mnem_core::graph::DEFAULT_PATH_LIMIT;
+        for (path_limit, hypotheses) in [(0, false), (paths, false), (paths, true)] {
             let label = (self.name, profile.label);
             rows.push(
                 time_recalls(
                     label,
-                    path_limit,
+                    (path_limit, hypotheses),
                     &memory,
                     self.actor,
                     &self.work.queries,
@@ -328,7 +371,7 @@ impl Backend<'_> {
 /// Times every query (after ten warm-up recalls, which also build HNSW graphs).
 async fn time_recalls<S: GraphStore + SearchIndex>(
     (backend, label): (&'static str, &str),
-    path_limit: usize,
+    (path_limit, hypotheses): (usize, bool),
     memory: &Memory<S>,
     actor: &Actor,
     queries: &[String],
@@ -336,15 +379,16 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
 ) -> Result<DiscoveryLatency, EvalError> {
     let ask = |text: &str| RecallQuery {
         path_limit,
+        include_hypotheses: hypotheses,
         ..RecallQuery::text(text)
     };
     for query in queries.iter().take(10) {
         memory.recall(actor, ask(query)).await?;
     }
-    let what = format!("{backend} {label}, paths {path_limit}");
+    let what = format!("{backend} {label}, paths {path_limit}, hypotheses {hypotheses}");
     let progress = bar(options.progress, queries.len(), &what);
     let (mut latency, mut discovery, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut results, mut paths) = (0, 0);
+    let (mut results, mut paths, mut related) = (0, 0, 0);
     for query in queries {
         let started = Instant::now();
         let recall = memory.recall(actor, ask(query)).await?;
@@ -353,6 +397,7 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
         bytes.push(path_bytes(&recall.discovery_paths) as f64);
         results += recall.hits.len();
         paths += recall.discovery_paths.len();
+        related += recall.related_hypotheses.as_ref().map_or(0, Vec::len);
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -361,6 +406,8 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
         backend,
         profile: label.to_string(),
         path_limit,
+        hypotheses,
+        mean_hypotheses: related as f64 / n,
         latency_ms: Spread::of(&latency),
         discovery_ms: Spread::of(&discovery),
         mean_results: results as f64 / n,
@@ -399,12 +446,20 @@ impl GraphBenchReport {
                 ingest.backend, ingest.secs
             );
         }
+        for d in &self.dreams {
+            let _ = writeln!(
+                s,
+                "  {} dream pass: {} relationships read, {} hypotheses proposed ({:.1} per 1,000), {:.1} ms",
+                d.backend, d.relationships, d.proposed, d.per_thousand, d.millis
+            );
+        }
         let _ = writeln!(
             s,
-            "  {:<9} {:<12} {:>6} {:>9} {:>9} {:>9} {:>14} {:>7} {:>6} {:>16}",
+            "  {:<9} {:<12} {:>6} {:>5} {:>9} {:>9} {:>9} {:>14} {:>7} {:>6} {:>16}",
             "backend",
             "profile",
             "paths",
+            "hyp",
             "p50 ms",
             "p95 ms",
             "p99 ms",
@@ -416,10 +471,15 @@ impl GraphBenchReport {
         for r in &self.rows {
             let _ = writeln!(
                 s,
-                "  {:<9} {:<12} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>14.2} {:>7.1} {:>6.2} {:>8.0}/{:<7.0}",
+                "  {:<9} {:<12} {:>6} {:>5} {:>9.2} {:>9.2} {:>9.2} {:>14.2} {:>7.1} {:>6.2} {:>8.0}/{:<7.0}",
                 r.backend,
                 r.profile,
                 r.path_limit,
+                if r.hypotheses {
+                    format!("{:.1}", r.mean_hypotheses)
+                } else {
+                    "off".to_string()
+                },
                 r.latency_ms.p50,
                 r.latency_ms.p95,
                 r.latency_ms.p99,

@@ -108,8 +108,13 @@ pub async fn list(
             relationships.iter().map(|r| r.0).collect::<Vec<Uuid>>(),
         ));
         let n = params.len();
+        // Two indexed lookups, not an OR the planner would answer by scanning the team.
         sql.push_str(&format!(
-            " AND (h.first_relationship_id = ANY (${n}) OR h.second_relationship_id = ANY (${n}))"
+            " AND h.hypothesis_id IN (\
+             SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = $1 \
+               AND x.first_relationship_id = ANY (${n}) \
+             UNION ALL SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = $1 \
+               AND x.second_relationship_id = ANY (${n}))"
         ));
     }
     if filter.team_proven {

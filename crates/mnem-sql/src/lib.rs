@@ -206,10 +206,14 @@ pub fn mark_stale_hypotheses(team: &str) -> String {
 }
 
 /// Proven by a current team evidence item: relationship `r`, as an SQL condition.
-const TEAM_PROVEN: &str = "EXISTS (SELECT 1 FROM relationship_supports s JOIN evidence e \
-     ON e.team_id = s.team_id AND e.evidence_id = s.evidence_id \
+///
+/// Nested rather than joined so the planner walks the relationship's few supports first:
+/// joined, SQLite drove the search from the team's current evidence (its state index)
+/// and a 20,000-relationship dream pass took 53 s instead of milliseconds.
+const TEAM_PROVEN: &str = "EXISTS (SELECT 1 FROM relationship_supports s \
      WHERE s.team_id = r.team_id AND s.relationship_id = r.relationship_id \
-     AND e.space = 'team' AND e.state = 'current')";
+     AND EXISTS (SELECT 1 FROM evidence e WHERE e.team_id = s.team_id \
+     AND e.evidence_id = s.evidence_id AND e.space = 'team' AND e.state = 'current'))";
 
 /// Appended to [`select_hypotheses`]: both sources are still proven by a current team
 /// evidence item, so any member of the team may be shown the hypothesis.

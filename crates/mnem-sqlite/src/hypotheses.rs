@@ -96,9 +96,13 @@ pub fn list(
     }
     if let Some(relationships) = &filter.relationships {
         let n = values.len() + 1;
+        // Two indexed lookups, not an OR the planner would answer by scanning the team.
         sql.push_str(&format!(
-            " AND (h.first_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})) \
-             OR h.second_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})))"
+            " AND h.hypothesis_id IN (\
+             SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = ?1 \
+               AND x.first_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})) \
+             UNION ALL SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = ?1 \
+               AND x.second_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})))"
         ));
         values.push(Value::Text(hex_ids(
             relationships.iter().map(RelationshipId::as_bytes),

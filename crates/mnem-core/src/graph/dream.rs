@@ -45,6 +45,11 @@ pub const DREAM_RULES: &[DreamRule] = &[
         "may depend on",
     ),
     rule("uses_depends_on", "uses", "depends_on", "may depend on"),
+    rule("leads_uses", "leads", "uses", "may depend on"),
+    rule("maintains_uses", "maintains", "uses", "may depend on"),
+    rule("builds_uses", "builds", "uses", "may depend on"),
+    rule("funds_builds", "funds", "builds", "may indirectly fund"),
+    rule("owns_owns", "owns", "owns", "may indirectly own"),
     rule(
         "depends_on_depends_on",
         "depends_on",
@@ -149,13 +154,26 @@ pub fn dreamable(r: &Relationship) -> bool {
         && matches!(r.object, ObjectSummary::Entity(_))
 }
 
+/// A chain never passes through an entity with more eligible relationships than this: a
+/// hub ("Redis", used by everything) links everyone to everyone, and what it suggests is
+/// noise — the same reason discovery stops at hubs.
+pub const MAX_MIDDLE_DEGREE: usize = 25;
+
 /// Every hypothesis the rule table proposes from `relationships` (the ineligible ones
 /// are ignored), at most `limit`, in a fixed order: by the first source's id, then the
 /// second's, then the rule. Two entities the relationships already link directly get no
-/// hypothesis (nothing to speculate about), nor does a chain that returns to its start.
+/// hypothesis (nothing to speculate about), nor does a chain that returns to its start
+/// or passes through a hub ([`MAX_MIDDLE_DEGREE`]).
 pub fn dream(relationships: &[Relationship], limit: usize) -> Vec<ProposedHypothesis> {
     let mut eligible: Vec<&Relationship> = relationships.iter().filter(|r| dreamable(r)).collect();
     eligible.sort_by_key(|r| r.relationship_id);
+    let mut degree: std::collections::HashMap<EntityId, usize> = std::collections::HashMap::new();
+    for r in &eligible {
+        *degree.entry(r.subject.entity_id).or_default() += 1;
+        if let Some(object) = r.object.entity_id() {
+            *degree.entry(object).or_default() += 1;
+        }
+    }
     let linked: std::collections::HashSet<(EntityId, EntityId)> = eligible
         .iter()
         .filter_map(|r| r.object.entity_id().map(|o| (r.subject.entity_id, o)))
@@ -171,6 +189,9 @@ pub fn dream(relationships: &[Relationship], limit: usize) -> Vec<ProposedHypoth
         let Some(middle) = first.object.entity_id() else {
             continue;
         };
+        if degree.get(&middle).copied().unwrap_or(0) > MAX_MIDDLE_DEGREE {
+            continue;
+        }
         let Some(onward) = by_subject.get(&middle) else {
             continue;
         };
@@ -312,6 +333,27 @@ mod tests {
             edge(12, &a, "knows", &y),
         ];
         assert!(dream(&known, 10).is_empty());
+    }
+
+    #[test]
+    fn a_hub_is_never_passed_through() {
+        let (a, hub) = (entity(1, "A"), entity(2, "Hub"));
+        let mut graph = vec![edge(10, &a, "works_on", &hub)];
+        for n in 0..MAX_MIDDLE_DEGREE as u128 {
+            graph.push(edge(
+                100 + n,
+                &hub,
+                "uses",
+                &entity(50 + n, &format!("Y{n}")),
+            ));
+        }
+        assert!(
+            dream(&graph, 1_000).is_empty(),
+            "degree {} is a hub",
+            MAX_MIDDLE_DEGREE + 1
+        );
+        graph.pop();
+        assert_eq!(dream(&graph, 1_000).len(), MAX_MIDDLE_DEGREE - 1);
     }
 
     #[test]
