@@ -18,8 +18,8 @@ use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Right
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
-    spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig, HypothesisDecision,
-    Memory, ServiceError, MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
+    spawn_dreamer, spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig,
+    HypothesisDecision, Memory, ServiceError, MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
 };
 use mnem_sqlite::SqliteStore;
 use mnem_store::{
@@ -39,6 +39,8 @@ use args::{
 pub(crate) const ANN_THRESHOLD: usize = 5_000;
 /// How often a long-lived process's embedding worker retries without being woken.
 const WORKER_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+/// How often a long-lived process dreams for the teams whose graph changed.
+const DREAM_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A failure, split by whose it is: bad input exits 2 (like a usage error), anything else 1.
 enum Failure {
@@ -440,10 +442,12 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             ));
             let wake = Arc::new(tokio::sync::Notify::new());
             let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
+            let dreamer = spawn_dreamer(Arc::clone(&memory), DREAM_INTERVAL);
             let ops = mnem_mcp::Operations::new(memory).notifying(wake);
             let tools = mnem_mcp::MemoryTools::new(ops, mnem_core::Principal::local(actor));
             let served = mnem_mcp::serve_stdio(tools).await;
             worker.abort();
+            dreamer.abort();
             served.map_err(Failure::Runtime)?;
         }
         Command::Status => {
@@ -824,6 +828,7 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
     ));
     let wake = Arc::new(tokio::sync::Notify::new());
     let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
+    let dreamer = spawn_dreamer(Arc::clone(&memory), DREAM_INTERVAL);
     let config = mnem_server::ServerConfig {
         limits: mnem_server::ServerLimits {
             max_body_bytes: args.max_body_bytes,
@@ -849,6 +854,7 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
     eprintln!("mnem serve: listening on http://{bound} (MCP at /mcp, JSON API at /v1/)");
     let served = mnem_server::serve(listener, router, shutdown_signal()).await;
     worker.abort();
+    dreamer.abort();
     served.map_err(|e| Failure::Runtime(format!("server failed: {e}")))
 }
 

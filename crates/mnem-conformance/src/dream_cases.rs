@@ -298,3 +298,30 @@ pub async fn confirming_takes_a_proof_and_a_resolution_is_final<S: Backend>(fx: 
         ServiceError::Store(StoreError::Conflict(_))
     ));
 }
+
+pub async fn a_write_queues_its_team_for_the_background_pass<S: Backend>(fx: Fixture<S>) {
+    chain(&fx, &fx.actor).await;
+    let other = fx.store.open_team("quiet-team").await.expect("team");
+    assert_eq!(
+        fx.memory.dream_changed(16, 100).await,
+        1,
+        "only the team that wrote"
+    );
+    let listed = fx
+        .memory
+        .hypotheses(&fx.actor, Vec::new(), 10)
+        .await
+        .expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        fx.memory.dream_changed(16, 100).await,
+        0,
+        "nothing changed since"
+    );
+    let theirs = fx
+        .memory
+        .hypotheses(&other, Vec::new(), 10)
+        .await
+        .expect("list");
+    assert!(theirs.is_empty());
+}

@@ -158,6 +158,7 @@ macro_rules! conformance_suite {
                 hypotheses_never_cross_teams,
                 a_claim_only_private_notes_prove_is_never_dreamed_from,
                 confirming_takes_a_proof_and_a_resolution_is_final,
+                a_write_queues_its_team_for_the_background_pass,
             );
         }
         mod packs {

@@ -7,7 +7,7 @@
 use mnem_core::graph::{
     dream, DiscoveryPath, Hypothesis, HypothesisStatus, RememberOutcome, RememberRequest,
 };
-use mnem_core::{Actor, HypothesisId, RecallHit, ValidationError};
+use mnem_core::{Actor, HypothesisId, RecallHit, TeamId, ValidationError};
 use mnem_store::{
     Degradation, GraphStore, GraphView, HypothesisFilter, HypothesisResolution, SearchIndex,
     StoreError,
@@ -59,7 +59,40 @@ pub struct Resolved {
     pub proof: Option<RememberOutcome>,
 }
 
+/// How many teams one background pass dreams for at most (the rest wait for the next).
+pub const MAX_TEAMS_PER_PASS: usize = 16;
+
+impl<S> Memory<S> {
+    /// Remembers that `actor`'s team may have new or changed relationships, for the next
+    /// background dream pass ([`Memory::dream_changed`]).
+    pub(crate) fn note_graph_change(&self, actor: &Actor) {
+        if let Ok(mut changed) = self.graph_changed.lock() {
+            changed.entry(actor.team).or_insert(*actor);
+        }
+    }
+}
+
 impl<S: GraphStore + SearchIndex> Memory<S> {
+    /// The background pass of a long-lived process: dreams for up to `max_teams` of the
+    /// teams whose graph changed since the last pass (each bounded to `limit` proposals);
+    /// returns how many teams it dreamed for. A team's failure is logged and skipped.
+    pub async fn dream_changed(&self, max_teams: usize, limit: usize) -> usize {
+        let teams: Vec<Actor> = match self.graph_changed.lock() {
+            Ok(mut changed) => {
+                let taken: Vec<TeamId> = changed.keys().take(max_teams).copied().collect();
+                taken.iter().filter_map(|t| changed.remove(t)).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for actor in &teams {
+            match self.dream(actor, limit).await {
+                Ok(report) => tracing::debug!(team = %actor.team, ?report, "dream pass"),
+                Err(err) => tracing::warn!(team = %actor.team, %err, "dream pass failed"),
+            }
+        }
+        teams.len()
+    }
+
     /// One dream pass over the team: deterministic, at most `limit` proposals.
     pub async fn dream(&self, actor: &Actor, limit: usize) -> Result<DreamReport> {
         let relationships = self.store().dream_inputs(actor, DREAM_INPUT_LIMIT).await?;
@@ -235,4 +268,24 @@ fn checked_reason(reason: String) -> Result<String> {
         .into());
     }
     Ok(reason)
+}
+
+/// Runs background dream passes in a long-lived process: every `interval`, for the teams
+/// whose graph changed since the last pass (at most [`MAX_TEAMS_PER_PASS`] at a time,
+/// [`DEFAULT_DREAM_LIMIT`] proposals each). Never on the write path.
+pub fn spawn_dreamer<S>(
+    memory: std::sync::Arc<Memory<S>>,
+    interval: std::time::Duration,
+) -> tokio::task::JoinHandle<()>
+where
+    S: GraphStore + SearchIndex + 'static,
+{
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(interval).await;
+            memory
+                .dream_changed(MAX_TEAMS_PER_PASS, DEFAULT_DREAM_LIMIT)
+                .await;
+        }
+    })
 }

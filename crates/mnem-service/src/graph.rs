@@ -126,6 +126,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         actor: &Actor,
         request: RememberRequest,
     ) -> Result<RememberOutcome> {
+        self.note_graph_change(actor);
         let mut valid = request.validated().map_err(StoreError::from)?;
         if let Some(key) = &valid.idempotency_key {
             if let Some(outcome) = self.store.replayed(actor, key, &valid.request_hash).await? {
@@ -253,6 +254,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         id: RelationshipId,
         correction: Correction,
     ) -> Result<RelationshipOutcome> {
+        self.note_graph_change(actor);
         let reason = check_reason(&correction.reason).map_err(StoreError::from)?;
         let old = self.store.relationship(actor, id).await?;
         let kept_object = correction.object.is_none().then(|| old.object.clone());
@@ -354,6 +356,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         ids: Vec<EvidenceId>,
         reason: Option<String>,
     ) -> Result<Vec<EvidenceId>> {
+        self.note_graph_change(actor);
         check_ids("ids", &ids).map_err(StoreError::from)?;
         let reason = reason
             .map(|r| check_reason(&r))
@@ -384,6 +387,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         ids: Vec<EvidenceId>,
         reason: String,
     ) -> Result<()> {
+        self.note_graph_change(actor);
         check_ids("ids", &ids).map_err(StoreError::from)?;
         let reason = check_reason(&reason).map_err(StoreError::from)?;
         self.check_rights(actor, rights, &ids, "quarantined")
@@ -434,6 +438,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         ids: Vec<EvidenceId>,
         reason: Option<String>,
     ) -> Result<()> {
+        self.note_graph_change(actor);
         check_ids("ids", &ids).map_err(StoreError::from)?;
         let reason = match reason {
             Some(reason) => format!(
@@ -475,6 +480,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     }
 
     pub async fn forget(&self, actor: &Actor, ids: Vec<EvidenceId>) -> Result<()> {
+        self.note_graph_change(actor);
         check_ids("ids", &ids).map_err(StoreError::from)?;
         Ok(self.store.forget(actor, ids).await?)
     }

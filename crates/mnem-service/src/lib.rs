@@ -38,7 +38,8 @@ use thiserror::Error;
 
 pub use auth::{AuthError, Authenticator, IssuedKey};
 pub use dream::{
-    DreamReport, HypothesisDecision, Resolved, DEFAULT_DREAM_LIMIT, MAX_RELATED_HYPOTHESES,
+    spawn_dreamer, DreamReport, HypothesisDecision, Resolved, DEFAULT_DREAM_LIMIT,
+    MAX_RELATED_HYPOTHESES, MAX_TEAMS_PER_PASS,
 };
 pub use feedback::REPLAY_LIMIT;
 pub use graph::{HeldEvidence, DISCOVERY_TIME_BUDGET, MAX_HELD_LISTED, MAX_IDS_PER_CALL};
@@ -134,6 +135,9 @@ pub struct Memory<S> {
     /// operator's outage signal, exported by the server.
     degraded_recalls: [AtomicU64; 2],
     query_vectors: QueryVectors,
+    /// Teams whose relationships may have changed since the last background dream pass
+    /// (`Memory::dream_changed`), with an actor of each.
+    graph_changed: std::sync::Mutex<std::collections::BTreeMap<mnem_core::TeamId, Actor>>,
 }
 
 impl<S: GraphStore + SearchIndex> Memory<S> {
@@ -159,6 +163,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             discovery_limits: DiscoveryLimits::default(),
             degraded_recalls: Default::default(),
             query_vectors: QueryVectors::new(QUERY_VECTORS_KEPT),
+            graph_changed: Default::default(),
         }
     }
 
