@@ -147,7 +147,8 @@ async fn real_development_files_run_end_to_end_on_their_first_questions() {
 
 /// A small graph bench on SQLite: every generated claim is verified and active, so the
 /// rows with discovery on return paths and the rows with it off return none, over the
-/// same direct results.
+/// same direct results; asking for hypotheses (third row of each profile) changes neither
+/// results nor paths, and the dream pass read every claim.
 #[tokio::test]
 async fn graph_bench_finds_paths_only_when_asked_and_never_changes_the_results() {
     let options = mnem_eval::graph_bench::GraphBenchOptions {
@@ -161,15 +162,20 @@ async fn graph_bench_finds_paths_only_when_asked_and_never_changes_the_results()
     };
     let report = mnem_eval::graph_bench::run(&options).await.unwrap();
     assert_eq!(report.relationships, 120);
-    assert_eq!(report.rows.len(), 6);
-    for pair in report.rows.chunks(2) {
-        let (off, on) = (&pair[0], &pair[1]);
+    assert_eq!(report.rows.len(), 9);
+    assert_eq!(report.dreams.len(), 1);
+    assert_eq!(report.dreams[0].relationships, 120);
+    for rows in report.rows.chunks(3) {
+        let (off, on, asked) = (&rows[0], &rows[1], &rows[2]);
         assert_eq!(off.profile, on.profile);
         assert_eq!(off.path_limit, 0);
         assert_eq!(off.mean_paths, 0.0);
         assert!(on.mean_paths > 0.0, "{} found no paths", on.profile);
         assert!(on.path_bytes.p50 > 0.0);
         assert_eq!(off.mean_results, on.mean_results);
+        assert!(!on.hypotheses && asked.hypotheses);
+        assert_eq!(asked.mean_results, on.mean_results);
+        assert_eq!(asked.mean_paths, on.mean_paths);
     }
 }
 
