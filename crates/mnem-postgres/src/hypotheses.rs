@@ -86,19 +86,8 @@ pub async fn list(
     filter: &HypothesisFilter,
 ) -> Result<Vec<Hypothesis>> {
     let mut sql = mnem_sql::select_hypotheses("$1");
+    sql.push_str(&mnem_sql::hypotheses_with_status(&filter.statuses));
     let mut params: Vec<Param> = vec![Box::new(actor.team.0)];
-    if !filter.statuses.is_empty() {
-        let statuses: Vec<String> = filter
-            .statuses
-            .iter()
-            .map(|s| format!("'{}'", s.as_str()))
-            .collect();
-        sql.push_str(&format!(
-            " AND {} IN ({})",
-            mnem_sql::hypothesis_status(),
-            statuses.join(", ")
-        ));
-    }
     if let Some(ids) = &filter.ids {
         params.push(Box::new(ids.iter().map(|i| i.0).collect::<Vec<Uuid>>()));
         sql.push_str(&format!(" AND h.hypothesis_id = ANY (${})", params.len()));
@@ -108,21 +97,14 @@ pub async fn list(
             relationships.iter().map(|r| r.0).collect::<Vec<Uuid>>(),
         ));
         let n = params.len();
-        // Two indexed lookups, not an OR the planner would answer by scanning the team.
-        sql.push_str(&format!(
-            " AND h.hypothesis_id IN (\
-             SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = $1 \
-               AND x.first_relationship_id = ANY (${n}) \
-             UNION ALL SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = $1 \
-               AND x.second_relationship_id = ANY (${n}))"
+        sql.push_str(&mnem_sql::hypotheses_citing(
+            "$1",
+            &format!("{{id}} = ANY (${n})"),
         ));
     }
-    if filter.team_proven {
-        sql.push_str(&mnem_sql::hypothesis_team_proven());
-    }
-    sql.push_str(&format!(
-        " ORDER BY h.created_at DESC, h.hypothesis_id LIMIT {}",
-        filter.limit
+    sql.push_str(&mnem_sql::hypotheses_order(
+        filter.team_proven,
+        filter.limit,
     ));
     let rows = tx.query(&sql, &param_refs(&params)).await.db()?;
     rows.iter().map(hypothesis).collect()

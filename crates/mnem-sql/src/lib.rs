@@ -195,6 +195,45 @@ pub fn select_hypotheses(team: &str) -> String {
     )
 }
 
+/// Appended to [`select_hypotheses`]: status (as it stands) one of `statuses`; nothing
+/// when empty. The statuses are a closed vocabulary, written here as literals.
+pub fn hypotheses_with_status(statuses: &[mnem_core::graph::HypothesisStatus]) -> String {
+    if statuses.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<String> = statuses
+        .iter()
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect();
+    format!(" AND {} IN ({})", hypothesis_status(), listed.join(", "))
+}
+
+/// Appended to [`select_hypotheses`]: a source (first or second) admitted by `among` —
+/// a condition with `{id}` standing for the id column, e.g. `{id} IN (SELECT …)` or
+/// `{id} = ANY ($2)` — as two indexed lookups, not an OR a planner answers by scanning
+/// the team's hypotheses.
+pub fn hypotheses_citing(team: &str, among: &str) -> String {
+    format!(
+        " AND h.hypothesis_id IN (\
+         SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = {team} AND {first} \
+         UNION ALL \
+         SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = {team} AND {second})",
+        first = among.replace("{id}", "x.first_relationship_id"),
+        second = among.replace("{id}", "x.second_relationship_id"),
+    )
+}
+
+/// The end of a hypotheses read: optionally only team-proven ones, newest first, at most
+/// `limit`.
+pub fn hypotheses_order(team_proven: bool, limit: usize) -> String {
+    let proven = if team_proven {
+        hypothesis_team_proven()
+    } else {
+        String::new()
+    };
+    format!("{proven} ORDER BY h.created_at DESC, h.hypothesis_id LIMIT {limit}")
+}
+
 /// Writes `stale` on the team's open hypotheses whose source is no longer active.
 pub fn mark_stale_hypotheses(team: &str) -> String {
     format!(

@@ -75,45 +75,30 @@ pub fn list(
     filter: &HypothesisFilter,
 ) -> Result<Vec<Hypothesis>> {
     let mut sql = mnem_sql::select_hypotheses("?1");
+    sql.push_str(&mnem_sql::hypotheses_with_status(&filter.statuses));
     let mut values = vec![Value::Blob(actor.team.as_bytes().to_vec())];
-    if !filter.statuses.is_empty() {
-        let statuses: Vec<String> = filter
-            .statuses
-            .iter()
-            .map(|s| format!("'{}'", s.as_str()))
-            .collect();
-        sql.push_str(&format!(
-            " AND {} IN ({})",
-            mnem_sql::hypothesis_status(),
-            statuses.join(", ")
-        ));
-    }
     if let Some(ids) = &filter.ids {
-        sql.push_str(" AND h.hypothesis_id IN (SELECT unhex(value) FROM json_each(?2))");
         values.push(Value::Text(hex_ids(
             ids.iter().map(HypothesisId::as_bytes),
         )?));
+        let n = values.len();
+        sql.push_str(&format!(
+            " AND h.hypothesis_id IN (SELECT unhex(value) FROM json_each(?{n}))"
+        ));
     }
     if let Some(relationships) = &filter.relationships {
-        let n = values.len() + 1;
-        // Two indexed lookups, not an OR the planner would answer by scanning the team.
-        sql.push_str(&format!(
-            " AND h.hypothesis_id IN (\
-             SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = ?1 \
-               AND x.first_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})) \
-             UNION ALL SELECT x.hypothesis_id FROM hypotheses x WHERE x.team_id = ?1 \
-               AND x.second_relationship_id IN (SELECT unhex(value) FROM json_each(?{n})))"
-        ));
         values.push(Value::Text(hex_ids(
             relationships.iter().map(RelationshipId::as_bytes),
         )?));
+        let n = values.len();
+        sql.push_str(&mnem_sql::hypotheses_citing(
+            "?1",
+            &format!("{{id}} IN (SELECT unhex(value) FROM json_each(?{n}))"),
+        ));
     }
-    if filter.team_proven {
-        sql.push_str(&mnem_sql::hypothesis_team_proven());
-    }
-    sql.push_str(&format!(
-        " ORDER BY h.created_at DESC, h.hypothesis_id LIMIT {}",
-        filter.limit
+    sql.push_str(&mnem_sql::hypotheses_order(
+        filter.team_proven,
+        filter.limit,
     ));
     let mut stmt = conn.prepare(&sql).db()?;
     let rows = stmt
