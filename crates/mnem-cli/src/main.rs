@@ -369,7 +369,14 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             render::dreamed(&report, started.elapsed(), cli.json);
         }
         Command::Hypotheses(ref command) => {
-            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli);
+            // Only a confirmation writes (its proof is verified and embedded): the others
+            // read, and never load the embedding model.
+            let memory = match command {
+                HypothesesCommand::Confirm { .. } => {
+                    with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli)
+                }
+                _ => Memory::unchecked(store, None),
+            };
             match command {
                 HypothesesCommand::List { status, limit } => {
                     let listed = memory.hypotheses(&actor, status.clone(), *limit).await?;
