@@ -290,17 +290,6 @@ pub async fn import<R: GraphRows + PackRows>(
         profile: profiles.get(&profile).copied().unwrap_or(actor.profile),
     };
 
-    let mut hashes: Vec<String> = pack
-        .evidence
-        .iter()
-        .filter(|e| e.state == LifecycleState::Current)
-        .map(|e| content_hash(&e.content))
-        .collect();
-    hashes.sort_unstable();
-    hashes.dedup();
-    if !hashes.is_empty() {
-        rows.hold_texts(actor, &hashes).await?;
-    }
     let evidence_ids = import_evidence(rows, pack, &as_actor, now, &mut report).await?;
 
     for p in &pack.predicates {
@@ -395,42 +384,58 @@ async fn import_evidence<R: GraphRows + PackRows>(
     now: Timestamp,
     report: &mut PackImport,
 ) -> Result<HashMap<EvidenceId, EvidenceId>> {
-    // One read per owner finds which current texts the team already holds, so only those
-    // items are settled one by one (into an empty team, none is).
+    // Each current item's text hash, computed once: held for the whole import (so no
+    // concurrent writer settles the same texts), then one read per owner finds which the
+    // team already holds, so only those items are settled one by one (into an empty team,
+    // none is).
+    let hashes: Vec<Option<String>> = pack
+        .evidence
+        .iter()
+        .map(|item| (item.state == LifecycleState::Current).then(|| content_hash(&item.content)))
+        .collect();
+    let mut all: Vec<String> = hashes.iter().flatten().cloned().collect();
+    all.sort_unstable();
+    all.dedup();
+    if !all.is_empty() {
+        rows.hold_texts(&as_actor(pack.evidence[0].owner), &all)
+            .await?;
+    }
     let mut texts_by_owner: BTreeMap<ProfileId, Vec<String>> = BTreeMap::new();
-    for item in &pack.evidence {
-        if item.state == LifecycleState::Current {
+    for (item, hash) in pack.evidence.iter().zip(&hashes) {
+        if let Some(hash) = hash {
             texts_by_owner
                 .entry(item.owner)
                 .or_default()
-                .push(content_hash(&item.content));
+                .push(hash.clone());
         }
     }
     let mut held: HashSet<(ProfileId, String)> = HashSet::new();
-    for (owner, mut hashes) in texts_by_owner {
-        hashes.sort_unstable();
-        hashes.dedup();
-        for stored in rows.current_with_hashes(&as_actor(owner), &hashes).await? {
+    for (owner, mut owned) in texts_by_owner {
+        owned.sort_unstable();
+        owned.dedup();
+        for stored in rows.current_with_hashes(&as_actor(owner), &owned).await? {
             held.insert((owner, stored.content_hash));
         }
     }
 
     let mut standing_for = HashMap::with_capacity(pack.evidence.len());
     let mut fresh: Vec<(Evidence, &PackEvidence)> = Vec::new();
-    for (index, item) in pack.evidence.iter().enumerate() {
+    for (index, (item, hash)) in pack.evidence.iter().zip(&hashes).enumerate() {
         let line = pack.evidence_line(index);
         let owner = as_actor(item.owner);
-        let may_repeat = held.contains(&(item.owner, content_hash(&item.content)));
+        let may_repeat = hash
+            .as_ref()
+            .is_some_and(|hash| held.contains(&(item.owner, hash.clone())));
         let settled = match settle_evidence(rows, &owner, item, may_repeat, line, now).await? {
-            Settled::Stored(id) => {
+            Placement::Stored(id) => {
                 report.evidence_present += 1;
                 id
             }
-            Settled::Merged(id) => {
+            Placement::Merged(id) => {
                 report.evidence_merged += 1;
                 id
             }
-            Settled::Fresh(record) => {
+            Placement::Fresh(record) => {
                 fresh.push((*record, item));
                 item.evidence_id
             }
@@ -480,7 +485,7 @@ async fn import_evidence<R: GraphRows + PackRows>(
 }
 
 /// Where one pack item stands in the team before anything of the pack is inserted.
-enum Settled {
+enum Placement {
     /// The team holds its id with the same text: a second import.
     Stored(EvidenceId),
     /// The team holds its text current under another id: recorded as another write of it.
@@ -497,9 +502,9 @@ async fn settle_evidence<R: GraphRows>(
     may_repeat: bool,
     line: usize,
     now: Timestamp,
-) -> Result<Settled> {
+) -> Result<Placement> {
     match rows.visible_evidence(owner, item.evidence_id).await {
-        Ok(stored) if stored.content == item.content => return Ok(Settled::Stored(stored.id)),
+        Ok(stored) if stored.content == item.content => return Ok(Placement::Stored(stored.id)),
         Ok(_) => {
             return Err(PackError::new(
                 line,
@@ -556,12 +561,12 @@ async fn settle_evidence<R: GraphRows>(
         settled.record(rows, owner).await?;
         let answer = settled.only_answer()?;
         if answer.duplicate.is_some() {
-            return Ok(Settled::Merged(answer.evidence.id));
+            return Ok(Placement::Merged(answer.evidence.id));
         }
     }
     // Decoding checked the history is not empty.
     record.state = item.history.first().map_or(item.state, |first| first.state);
-    Ok(Settled::Fresh(Box::new(record)))
+    Ok(Placement::Fresh(Box::new(record)))
 }
 
 /// One entity: the team's record with the same id, else the one entity of the same name
