@@ -25,32 +25,71 @@ fn claim(text: &str, subject: (&str, &str), predicate: &str, object: (&str, &str
     })
 }
 
-/// "Mark works on Atlas" and "Atlas uses Redis": one hypothesis, "Mark may depend on
-/// Redis". Returns the evidence id proving the second claim.
-async fn chain<S: Backend>(fx: &Fixture<S>, actor: &Actor) -> mnem_core::EvidenceId {
-    write(
-        fx,
-        actor,
+/// The two remember requests "Mark works on Atlas" and "Atlas uses Redis": together,
+/// one hypothesis, "Mark may depend on Redis".
+pub fn chain_requests() -> [Value; 2] {
+    [
         claim(
             "Mark works on Atlas",
             ("Mark", "person"),
             "works_on",
             ("Atlas", "project"),
         ),
-    )
-    .await;
-    let uses = write(
-        fx,
-        actor,
         claim(
             "Atlas uses Redis",
             ("Atlas", "project"),
             "uses",
             ("Redis", "product"),
         ),
-    )
-    .await;
-    uses.evidence[0].evidence_id
+    ]
+}
+
+/// Writes [`chain_requests`]; returns the evidence id proving the second claim.
+async fn chain<S: Backend>(fx: &Fixture<S>, actor: &Actor) -> mnem_core::EvidenceId {
+    let [works_on, uses] = chain_requests();
+    write(fx, actor, works_on).await;
+    write(fx, actor, uses).await.evidence[0].evidence_id
+}
+
+/// The optional hypotheses lookup failing — `break_lookup` makes it fail the backend's own
+/// way — leaves recall answering the same results without hypotheses, and the failure
+/// recorded as a degraded `hypotheses` branch. Run by each backend's own tests, since
+/// breaking a store takes its own tools.
+pub async fn a_failing_hypothesis_lookup_is_omitted_and_recorded<S>(
+    memory: &mnem_service::Memory<S>,
+    actor: &Actor,
+    break_lookup: impl std::future::Future<Output = ()>,
+) where
+    S: mnem_store::GraphStore + mnem_store::SearchIndex,
+{
+    for request in chain_requests() {
+        let request: RememberRequest = serde_json::from_value(request).expect("request json");
+        memory
+            .remember_request(actor, request)
+            .await
+            .expect("remember");
+    }
+    assert_eq!(memory.dream(actor, 10).await.expect("dream").added, 1);
+    let before = memory
+        .recall(actor, asking("Mark Redis"))
+        .await
+        .expect("recall");
+    assert_eq!(before.related_hypotheses.as_ref().map(Vec::len), Some(1));
+    break_lookup.await;
+    let after = memory
+        .recall(actor, asking("Mark Redis"))
+        .await
+        .expect("recall");
+    assert_eq!(after.related_hypotheses, Some(Vec::new()));
+    assert_eq!(ids(&after.hits), ids(&before.hits));
+    assert!(after.degraded.iter().any(|d| d.branch == "hypotheses"));
+    let recorded = memory
+        .store()
+        .last_degradation()
+        .await
+        .expect("read")
+        .expect("recorded");
+    assert_eq!(recorded.branch, "hypotheses");
 }
 
 fn asking(text: &str) -> RecallQuery {
@@ -161,17 +200,8 @@ pub async fn hypotheses_never_cross_teams<S: Backend>(fx: Fixture<S>) {
         .expect("list");
     let other = fx.store.open_team("other-team").await.expect("team");
     // The same names in another team: its own entities, nothing to chain with ours.
-    write(
-        &fx,
-        &other,
-        claim(
-            "Mark works on Atlas",
-            ("Mark", "person"),
-            "works_on",
-            ("Atlas", "project"),
-        ),
-    )
-    .await;
+    let [works_on, _] = chain_requests();
+    write(&fx, &other, works_on).await;
     let pass = fx.memory.dream(&other, 100).await.expect("dream");
     assert_eq!(pass.proposed, 0);
     let theirs = fx

@@ -412,54 +412,27 @@ async fn migration_5_rederives_stored_texts_with_mnems_analyzer() {
     );
 }
 
-/// The hypotheses lookup is optional: when it fails (here its table is gone) recall still
-/// answers, without hypotheses, and the failure is recorded as a degraded branch.
+/// The hypotheses lookup is optional: with its table gone, recall still answers
+/// (`mnem_conformance::dream_cases` holds the assertions).
 #[tokio::test]
 async fn a_failing_hypothesis_lookup_is_omitted_and_recorded() {
     let Some((config, store)) = fresh().await else {
         return;
     };
     let actor = store.open_team("alpha").await.unwrap();
-    let memory = mnem_service::Memory::open(store.clone(), None)
-        .await
-        .unwrap();
-    for (text, subject, predicate, object) in [
-        ("Mark works on Atlas", "Mark", "works_on", "Atlas"),
-        ("Atlas uses Redis", "Atlas", "uses", "Redis"),
-    ] {
-        let request: mnem_core::graph::RememberRequest =
-            serde_json::from_value(serde_json::json!({
-                "evidence": [{"content": text}],
-                "relationships": [{"subject": {"name": subject}, "predicate": predicate,
-                                   "object": {"entity": {"name": object}},
-                                   "supports": [{"evidence": 0, "start": 0, "end": text.len()}]}]
-            }))
+    let memory = mnem_service::Memory::open(store, None).await.unwrap();
+    let remove_table = async {
+        let (owner, connection) = config.connect(NoTls).await.expect("connect");
+        tokio::spawn(connection);
+        owner
+            .batch_execute("ALTER TABLE hypotheses RENAME TO hypotheses_gone")
+            .await
             .unwrap();
-        memory.remember_request(&actor, request).await.unwrap();
-    }
-    assert_eq!(memory.dream(&actor, 10).await.unwrap().added, 1);
-    let mut query = RecallQuery::text("Mark Redis");
-    query.include_hypotheses = true;
-    let before = memory.recall(&actor, query.clone()).await.unwrap();
-    assert_eq!(before.related_hypotheses.as_ref().map(Vec::len), Some(1));
-
-    let (owner, connection) = config.connect(NoTls).await.expect("connect");
-    tokio::spawn(connection);
-    owner
-        .batch_execute("ALTER TABLE hypotheses RENAME TO hypotheses_gone")
-        .await
-        .unwrap();
-    let after = memory.recall(&actor, query).await.unwrap();
-    assert_eq!(after.related_hypotheses, Some(Vec::new()));
-    assert_eq!(
-        after.hits.iter().map(|h| h.evidence.id).collect::<Vec<_>>(),
-        before
-            .hits
-            .iter()
-            .map(|h| h.evidence.id)
-            .collect::<Vec<_>>()
-    );
-    assert!(after.degraded.iter().any(|d| d.branch == "hypotheses"));
-    let recorded = store.last_degradation().await.unwrap().expect("recorded");
-    assert_eq!(recorded.branch, "hypotheses");
+    };
+    mnem_conformance::dream_cases::a_failing_hypothesis_lookup_is_omitted_and_recorded(
+        &memory,
+        &actor,
+        remove_table,
+    )
+    .await;
 }
