@@ -14,6 +14,9 @@ use crate::graph::read::relationships_where;
 use crate::rows::{col, parsed};
 use crate::{param_refs, DbResult, Param};
 
+/// This backend's placeholder style, for the shared statements of `mnem_sql`.
+const MARK: fn(usize) -> String = |i| format!("${i}");
+
 pub async fn dream_inputs(
     tx: &Transaction<'_>,
     actor: &Actor,
@@ -35,17 +38,7 @@ pub async fn record(
     proposed: &[ProposedHypothesis],
     now: Timestamp,
 ) -> Result<HypothesisPass> {
-    let insert = tx
-        .prepare(
-            "INSERT INTO hypotheses (team_id, hypothesis_id, first_relationship_id, \
-             first_version, second_relationship_id, second_version, subject_entity_id, \
-             object_entity_id, rule, statement, status, created_at, confirmed_by) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11, '[]') \
-             ON CONFLICT (team_id, first_relationship_id, second_relationship_id, rule) \
-             DO NOTHING",
-        )
-        .await
-        .db()?;
+    let insert = tx.prepare(&mnem_sql::insert_hypothesis(MARK)).await.db()?;
     let mut added = 0;
     for (i, h) in proposed.iter().enumerate() {
         // One clock reading per pass; the offset keeps ids distinct and in order.
@@ -120,12 +113,7 @@ pub async fn resolve(
         serde_json::to_string(&resolution.confirmed_by).map_err(StoreError::backend)?;
     let changed = tx
         .execute(
-            &format!(
-                "UPDATE hypotheses AS h SET status = $3, resolution = $4, resolved_at = $5, \
-                 confirmed_by = $6 WHERE h.team_id = $1 AND h.hypothesis_id = $2 \
-                 AND {} = 'open'",
-                mnem_sql::hypothesis_status()
-            ),
+            &mnem_sql::resolve_hypothesis(MARK),
             &[
                 &actor.team.0,
                 &id.0,

@@ -234,6 +234,44 @@ pub fn hypotheses_order(team_proven: bool, limit: usize) -> String {
     format!("{proven} ORDER BY h.created_at DESC, h.hypothesis_id LIMIT {limit}")
 }
 
+/// Placeholders `1..=n` in a backend's style (`?1`, `$1`).
+fn marks(mark: fn(usize) -> String, n: usize) -> Vec<String> {
+    (1..=n).map(mark).collect()
+}
+
+/// Adds one proposed hypothesis unless the team holds the same sources and rule.
+/// Parameters: team, id, first source id and version, second source id and version,
+/// subject, object, rule, statement, created at.
+pub fn insert_hypothesis(mark: fn(usize) -> String) -> String {
+    let m = marks(mark, 11);
+    format!(
+        "INSERT INTO hypotheses (team_id, hypothesis_id, first_relationship_id, \
+         first_version, second_relationship_id, second_version, subject_entity_id, \
+         object_entity_id, rule, statement, status, created_at, confirmed_by) \
+         VALUES ({}, 'open', {}, '[]') \
+         ON CONFLICT (team_id, first_relationship_id, second_relationship_id, rule) DO NOTHING",
+        m[..10].join(", "),
+        m[10]
+    )
+}
+
+/// Resolves a hypothesis that is open as it stands. Parameters: team, id, status,
+/// resolution, resolved at, confirmed_by (JSON).
+pub fn resolve_hypothesis(mark: fn(usize) -> String) -> String {
+    let m = marks(mark, 6);
+    format!(
+        "UPDATE hypotheses AS h SET status = {}, resolution = {}, resolved_at = {}, \
+         confirmed_by = {} WHERE h.team_id = {} AND h.hypothesis_id = {} AND {} = 'open'",
+        m[2],
+        m[3],
+        m[4],
+        m[5],
+        m[0],
+        m[1],
+        hypothesis_status()
+    )
+}
+
 /// Writes `stale` on the team's open hypotheses whose source is no longer active.
 pub fn mark_stale_hypotheses(team: &str) -> String {
     format!(

@@ -15,6 +15,9 @@ use crate::graph::read::relationships_where;
 use crate::rows::UuidBytes;
 use crate::DbResult;
 
+/// This backend's placeholder style, for the shared statements of `mnem_sql`.
+const MARK: fn(usize) -> String = |i| format!("?{i}");
+
 pub fn dream_inputs(conn: &Connection, actor: &Actor, limit: usize) -> Result<Vec<Relationship>> {
     relationships_where(
         conn,
@@ -34,14 +37,7 @@ pub fn record(
 ) -> Result<HypothesisPass> {
     let team = actor.team.as_bytes();
     let mut insert = conn
-        .prepare_cached(
-            "INSERT INTO hypotheses (team_id, hypothesis_id, first_relationship_id, \
-             first_version, second_relationship_id, second_version, subject_entity_id, \
-             object_entity_id, rule, statement, status, created_at, confirmed_by) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'open', ?11, '[]') \
-             ON CONFLICT (team_id, first_relationship_id, second_relationship_id, rule) \
-             DO NOTHING",
-        )
+        .prepare_cached(mnem_sql::insert_hypothesis(MARK).as_str())
         .db()?;
     let mut added = 0;
     for (i, h) in proposed.iter().enumerate() {
@@ -117,12 +113,7 @@ pub fn resolve(
         serde_json::to_string(&resolution.confirmed_by).map_err(StoreError::backend)?;
     let changed = conn
         .execute(
-            &format!(
-                "UPDATE hypotheses AS h SET status = ?3, resolution = ?4, resolved_at = ?5, \
-                 confirmed_by = ?6 WHERE h.team_id = ?1 AND h.hypothesis_id = ?2 \
-                 AND {} = 'open'",
-                mnem_sql::hypothesis_status()
-            ),
+            &mnem_sql::resolve_hypothesis(MARK),
             params![
                 actor.team.as_bytes(),
                 id.as_bytes(),
