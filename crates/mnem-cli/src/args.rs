@@ -154,6 +154,10 @@ pub enum Command {
     /// List, show, confirm (with a proof written as evidence) or reject hypotheses.
     #[command(subcommand)]
     Hypotheses(HypothesesCommand),
+    /// The team's communities: clusters of entities its verified relationships tie
+    /// together (Leiden), each with a short summary; `--compute` recomputes them first
+    /// (a new version when they changed). Derived, never evidence.
+    Communities(CommunitiesArgs),
     /// Write the team's memory (evidence with its history, relationships with theirs,
     /// entities, aliases; never vectors) as a memory pack: canonical JSON Lines ending in
     /// a SHA-256 manifest. `--scope`, `--since` and `--until` take a slice.
@@ -464,6 +468,10 @@ pub struct RecallArgs {
     /// from them: speculation, never evidence.
     #[arg(long)]
     pub hypotheses: bool,
+    /// Also show summaries of the communities (`mnem communities`) around the results,
+    /// only in result slots the results left unused; never evidence.
+    #[arg(long)]
+    pub communities: bool,
     /// Read time hints ("yesterday") as of this instant instead of now (replays).
     #[arg(long, value_parser = parse_request_time)]
     pub request_time: Option<Timestamp>,
@@ -573,6 +581,16 @@ pub struct CorrectArgs {
 pub struct DreamArgs {
     /// Propose at most this many hypotheses in this pass.
     #[arg(long, default_value_t = mnem_service::DEFAULT_DREAM_LIMIT)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct CommunitiesArgs {
+    /// Recompute the communities from the team's current relationships first.
+    #[arg(long)]
+    pub compute: bool,
+    /// List at most this many (largest first).
+    #[arg(long, default_value_t = 20)]
     pub limit: usize,
 }
 

@@ -18,7 +18,7 @@ use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Right
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
-    spawn_dreamer, spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig,
+    spawn_deriver, spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig,
     HypothesisDecision, Memory, ServiceError, MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
 };
 use mnem_sqlite::SqliteStore;
@@ -40,7 +40,7 @@ pub(crate) const ANN_THRESHOLD: usize = 5_000;
 /// How often a long-lived process's embedding worker retries without being woken.
 const WORKER_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 /// How often a long-lived process dreams for the teams whose graph changed.
-const DREAM_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+const DERIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A failure, split by whose it is: bad input exits 2 (like a usage error), anything else 1.
 enum Failure {
@@ -274,13 +274,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let memory = Memory::open(store, provider).await?;
             let explain = args.explain;
             let recall = memory.recall(&actor, recall_query(args)).await?;
-            render::recalled(
-                &recall.hits,
-                recall.discovery_paths,
-                recall.related_hypotheses.as_deref(),
-                cli.json,
-                explain,
-            );
+            render::recalled(&recall, cli.json, explain);
         }
         Command::Retract(args) => {
             let memory = Memory::unchecked(store, None);
@@ -368,6 +362,17 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let report = memory.dream(&actor, args.limit).await?;
             render::dreamed(&report, started.elapsed(), cli.json);
         }
+        Command::Communities(ref args) => {
+            let memory = Memory::unchecked(store, None);
+            let report = if args.compute {
+                let started = std::time::Instant::now();
+                Some((memory.compute_communities(&actor).await?, started.elapsed()))
+            } else {
+                None
+            };
+            let listed = memory.communities(&actor, args.limit).await?;
+            render::communities(report, &listed, cli.json);
+        }
         Command::Hypotheses(ref command) => {
             // Only a confirmation writes (its proof is verified and embedded): the others
             // read, and never load the embedding model.
@@ -449,7 +454,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             ));
             let wake = Arc::new(tokio::sync::Notify::new());
             let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
-            let dreamer = spawn_dreamer(Arc::clone(&memory), DREAM_INTERVAL);
+            let dreamer = spawn_deriver(Arc::clone(&memory), DERIVE_INTERVAL);
             let ops = mnem_mcp::Operations::new(memory).notifying(wake);
             let tools = mnem_mcp::MemoryTools::new(ops, mnem_core::Principal::local(actor));
             let served = mnem_mcp::serve_stdio(tools).await;
@@ -750,6 +755,7 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
         path_limit: args.path_limit,
         window: args.window,
         include_hypotheses: args.hypotheses,
+        include_communities: args.communities,
     }
 }
 
@@ -835,7 +841,7 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
     ));
     let wake = Arc::new(tokio::sync::Notify::new());
     let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
-    let dreamer = spawn_dreamer(Arc::clone(&memory), DREAM_INTERVAL);
+    let dreamer = spawn_deriver(Arc::clone(&memory), DERIVE_INTERVAL);
     let config = mnem_server::ServerConfig {
         limits: mnem_server::ServerLimits {
             max_body_bytes: args.max_body_bytes,

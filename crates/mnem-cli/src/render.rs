@@ -4,15 +4,18 @@
 use mnem_core::dedup::{Duplicate, Provenance};
 use mnem_core::feedback::{RankingQuality, RecallFeedback, Usage};
 use mnem_core::graph::{
-    DiscoveryPath, Hypothesis, PathEdge, Polarity, RelationshipOutcome, RememberOutcome, Trace,
+    Community, DiscoveryPath, Hypothesis, PathEdge, Polarity, RelationshipOutcome, RememberOutcome,
+    Trace,
 };
 use mnem_core::pack::PackCounts;
-use mnem_core::recall::PublicHypothesis;
+use mnem_core::recall::{PublicCommunity, PublicHypothesis};
 use mnem_core::{
-    ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicRecall, PublicResult,
-    PublicWindowItem, RecallHit, ScoreComponents, TeamId,
+    ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicResult,
+    PublicWindowItem, ScoreComponents, TeamId,
 };
-use mnem_service::{DreamReport, EmbedReport, HeldEvidence, IssuedKey, Status};
+use mnem_service::{
+    CommunityReport, DreamReport, EmbedReport, HeldEvidence, IssuedKey, Recall, Status,
+};
 use mnem_store::{PackImport, Remembered};
 use serde::Serialize;
 use serde_json::json;
@@ -103,14 +106,9 @@ struct ExplainedResult<'a> {
     components: &'a ScoreComponents,
 }
 
-pub fn recalled(
-    hits: &[RecallHit],
-    paths: Vec<DiscoveryPath>,
-    hypotheses: Option<&[Hypothesis]>,
-    as_json: bool,
-    explain: bool,
-) {
-    let public = PublicRecall::new(hits, paths).with_hypotheses(hypotheses);
+pub fn recalled(recall: &Recall, as_json: bool, explain: bool) {
+    let hits = &recall.hits;
+    let public = recall.public();
     if as_json {
         if explain {
             let results: Vec<ExplainedResult<'_>> = public
@@ -130,6 +128,9 @@ pub fn recalled(
             });
             if let Some(related) = &public.related_hypotheses {
                 explained["related_hypotheses"] = json!(related);
+            }
+            if let Some(summaries) = &public.community_summaries {
+                explained["community_summaries"] = json!(summaries);
             }
             print_json(&explained);
         } else {
@@ -176,6 +177,21 @@ pub fn recalled(
     print_paths(&public.discovery_paths);
     if let Some(related) = &public.related_hypotheses {
         print_hypotheses(related);
+    }
+    if let Some(summaries) = &public.community_summaries {
+        print_community_summaries(summaries);
+    }
+}
+
+/// Community summaries apart from the results, marked as derived.
+fn print_community_summaries(summaries: &[PublicCommunity]) {
+    if summaries.is_empty() {
+        println!("\nNo community summaries (no unused result slot, or none near the results).");
+        return;
+    }
+    println!("\nCommunities near the results (derived, not evidence):");
+    for c in summaries {
+        println!("  ~ {}  {}", c.summary, c.community_id);
     }
 }
 
@@ -665,6 +681,42 @@ pub fn dreamed(report: &DreamReport, took: std::time::Duration, as_json: bool) {
         report.staled,
         took.as_millis()
     );
+}
+
+/// `mnem communities`: the pass (with `--compute`), then the listing.
+pub fn communities(
+    report: Option<(CommunityReport, std::time::Duration)>,
+    listed: &[Community],
+    as_json: bool,
+) {
+    if as_json {
+        let report =
+            report.map(|(report, took)| json!({"report": report, "millis": took.as_millis()}));
+        print_json(&json!({ "computed": report, "communities": listed }));
+        return;
+    }
+    if let Some((report, took)) = report {
+        println!(
+            "read {} relationships, found {} communities, version {} ({}), in {} ms",
+            report.relationships,
+            report.communities,
+            report.version,
+            if report.changed { "new" } else { "unchanged" },
+            took.as_millis()
+        );
+    }
+    if listed.is_empty() {
+        println!("No communities (run `mnem communities --compute`).");
+    }
+    for c in listed {
+        println!(
+            "~ {}\n    {}  version {}  {}",
+            c.summary,
+            c.community_id,
+            c.version,
+            c.computed_at.to_rfc3339()
+        );
+    }
 }
 
 /// `mnem hypotheses list`.

@@ -333,7 +333,7 @@ pub async fn a_write_queues_its_team_for_the_background_pass<S: Backend>(fx: Fix
     chain(&fx, &fx.actor).await;
     let other = fx.store.open_team("quiet-team").await.expect("team");
     assert_eq!(
-        fx.memory.dream_changed(16, 100).await,
+        fx.memory.derive_changed(16, 100).await,
         1,
         "only the team that wrote"
     );
@@ -344,7 +344,7 @@ pub async fn a_write_queues_its_team_for_the_background_pass<S: Backend>(fx: Fix
         .expect("list");
     assert_eq!(listed.len(), 1);
     assert_eq!(
-        fx.memory.dream_changed(16, 100).await,
+        fx.memory.derive_changed(16, 100).await,
         0,
         "nothing changed since"
     );

@@ -58,6 +58,7 @@ uuid_id!(EntityId, "entity_id");
 uuid_id!(RelationshipId, "relationship_id");
 uuid_id!(FeedbackId, "feedback_id");
 uuid_id!(HypothesisId, "hypothesis_id");
+uuid_id!(CommunityId, "community_id");
 
 /// Who is asking: a profile inside a team. Every store operation takes one, so no query
 /// can be issued without the tenant boundary.

@@ -40,7 +40,8 @@ pub use evidence::{
     Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType, Space,
 };
 pub use ids::{
-    Actor, EntityId, EvidenceId, FeedbackId, HypothesisId, ProfileId, RelationshipId, TeamId,
+    Actor, CommunityId, EntityId, EvidenceId, FeedbackId, HypothesisId, ProfileId, RelationshipId,
+    TeamId,
 };
 pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
@@ -49,7 +50,8 @@ pub use pipeline::{
     NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
 };
 pub use recall::{
-    Candidate, Order, PublicRecall, PublicResult, PublicWindowItem, RecallQuery, ScopeFilter,
+    Candidate, Order, PublicCommunity, PublicRecall, PublicResult, PublicWindowItem, RecallQuery,
+    ScopeFilter,
 };
 pub use score::Score;
 pub use stamp::Timestamp;

@@ -146,6 +146,9 @@ pub struct RecallQuery {
     /// Also return hypotheses (dreaming) linked to the returned evidence or paths, in
     /// their own field; they never become results.
     pub include_hypotheses: bool,
+    /// Also return summaries of the communities around the results, in their own field,
+    /// only in the result slots (and bytes) the results left unused.
+    pub include_communities: bool,
 }
 
 impl Default for RecallQuery {
@@ -171,6 +174,7 @@ impl Default for RecallQuery {
             path_limit: DEFAULT_PATH_LIMIT,
             window: DEFAULT_WINDOW,
             include_hypotheses: false,
+            include_communities: false,
         }
     }
 }
@@ -411,6 +415,10 @@ pub struct PublicRecall {
     /// never evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub related_hypotheses: Option<Vec<PublicHypothesis>>,
+    /// Only when asked (`include_communities`): community summaries in the result slots
+    /// the results left unused — derived, never evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub community_summaries: Option<Vec<PublicCommunity>>,
     /// One sentence on how to follow up.
     pub guidance: String,
 }
@@ -431,6 +439,38 @@ impl From<&crate::graph::Hypothesis> for PublicHypothesis {
             statement: h.statement.clone(),
             status: h.status,
             source_relationship_ids: [h.sources[0].relationship_id, h.sources[1].relationship_id],
+        }
+    }
+}
+
+/// A community summary as a recall shows it: marked (`kind`), with the entities it
+/// names (ids to expand from) and the version of the computation that found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicCommunity {
+    /// Always `community_summary`: a derived entry, not a result.
+    pub kind: String,
+    pub community_id: crate::CommunityId,
+    pub summary: String,
+    pub top_entities: Vec<crate::graph::NamedEntity>,
+    pub top_predicates: Vec<crate::graph::PredicateCount>,
+    pub entity_count: usize,
+    pub relationship_count: usize,
+    pub version: i64,
+    pub computed_at: String,
+}
+
+impl From<&crate::graph::Community> for PublicCommunity {
+    fn from(c: &crate::graph::Community) -> Self {
+        Self {
+            kind: "community_summary".into(),
+            community_id: c.community_id,
+            summary: c.summary.clone(),
+            top_entities: c.top_entities.clone(),
+            top_predicates: c.top_predicates.clone(),
+            entity_count: c.entity_count,
+            relationship_count: c.relationship_count,
+            version: c.version,
+            computed_at: c.computed_at.to_rfc3339(),
         }
     }
 }
@@ -466,6 +506,7 @@ impl PublicRecall {
             guidance: guidance(hits.len(), discovery_paths.len()),
             discovery_paths,
             related_hypotheses: None,
+            community_summaries: None,
         }
     }
 
@@ -473,6 +514,13 @@ impl PublicRecall {
     pub fn with_hypotheses(mut self, hypotheses: Option<&[crate::graph::Hypothesis]>) -> Self {
         self.related_hypotheses =
             hypotheses.map(|all| all.iter().map(PublicHypothesis::from).collect());
+        self
+    }
+
+    /// Adds the community summaries a recall was asked for (`None`: not asked).
+    pub fn with_communities(mut self, communities: Option<&[crate::graph::Community]>) -> Self {
+        self.community_summaries =
+            communities.map(|all| all.iter().map(PublicCommunity::from).collect());
         self
     }
 }

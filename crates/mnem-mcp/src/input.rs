@@ -65,6 +65,10 @@ pub struct RecallInput {
     /// near the results. Never evidence; confirm one only by remembering its proof.
     #[serde(default)]
     pub include_hypotheses: bool,
+    /// Also return `community_summaries`: short summaries of the entity clusters around
+    /// the results, only in result slots the results left unused. Never evidence.
+    #[serde(default)]
+    pub include_communities: bool,
 }
 
 impl RecallInput {
@@ -101,6 +105,7 @@ impl RecallInput {
             path_limit: self.path_limit.unwrap_or(defaults.path_limit),
             window: self.window.unwrap_or(defaults.window),
             include_hypotheses: self.include_hypotheses,
+            include_communities: self.include_communities,
             ..defaults
         })
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use mnem_core::feedback::FeedbackInput;
-use mnem_core::{Principal, PublicRecall, ValidationError};
+use mnem_core::{Principal, ValidationError};
 use mnem_service::{HypothesisDecision, Memory, Recall, ServiceError};
 use mnem_store::{GraphStore, SearchIndex, StoreError};
 use serde_json::{json, Value};
@@ -155,10 +155,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         if let Some(observe) = &self.observer {
             observe(&recall);
         }
-        encoded(
-            &PublicRecall::new(&recall.hits, recall.discovery_paths)
-                .with_hypotheses(recall.related_hypotheses.as_deref()),
-        )
+        encoded(&recall.public())
     }
 
     pub async fn remember(

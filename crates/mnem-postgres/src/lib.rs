@@ -9,6 +9,7 @@
 //! policies. No user text is ever spliced into SQL or read as query syntax.
 
 mod candidates;
+mod communities;
 mod credentials;
 mod dedup;
 mod feedback;
@@ -29,8 +30,8 @@ use graph::PgRows;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, GraphEdge, Hypothesis, ProposedHypothesis, Relationship, RelationshipOutcome,
-    RememberOutcome, Trace,
+    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ProposedHypothesis,
+    Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
@@ -42,10 +43,10 @@ use mnem_core::{
 use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
-    new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
-    GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, ImportMode, PackImport,
-    PendingDocument, Result, SearchFreshness, SearchIndex, StoreError, VerifiedCorrection,
-    VerifiedRemember,
+    new_uuid_v7, validate_profile_name, validate_team_name, CommunityFilter, CommunityPass,
+    Degradation, EvidenceStore, GraphStore, GraphView, HypothesisFilter, HypothesisPass,
+    HypothesisResolution, ImportMode, PackImport, PendingDocument, Result, SearchFreshness,
+    SearchIndex, StoreError, VerifiedCorrection, VerifiedRemember,
 };
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Transaction};
@@ -616,6 +617,29 @@ impl GraphStore for PgStore {
         let resolved = hypotheses::resolve(&tx, actor, id, &resolution).await?;
         tx.commit().await.db()?;
         Ok(resolved)
+    }
+
+    async fn record_communities(
+        &self,
+        actor: &Actor,
+        found: Vec<DetectedCommunity>,
+        fingerprint: String,
+        relationships: usize,
+    ) -> Result<CommunityPass> {
+        let now = self.clock.now();
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        lock_team_graph(&tx, actor.team).await?;
+        let pass =
+            communities::record(&tx, actor, &found, &fingerprint, relationships, now).await?;
+        tx.commit().await.db()?;
+        Ok(pass)
+    }
+
+    async fn communities(&self, actor: &Actor, filter: CommunityFilter) -> Result<Vec<Community>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        communities::list(&tx, actor, &filter).await
     }
 }
 

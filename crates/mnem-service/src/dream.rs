@@ -5,7 +5,7 @@
 //! structured remember that proves it.
 
 use mnem_core::graph::{
-    dream, DiscoveryPath, Hypothesis, HypothesisStatus, RememberOutcome, RememberRequest,
+    dream, DiscoveryPath, GraphEdge, Hypothesis, HypothesisStatus, RememberOutcome, RememberRequest,
 };
 use mnem_core::{Actor, HypothesisId, RecallHit, TeamId, ValidationError};
 use mnem_store::{
@@ -64,7 +64,7 @@ pub const MAX_TEAMS_PER_PASS: usize = 16;
 
 impl<S> Memory<S> {
     /// Remembers that `actor`'s team may have new or changed relationships, for the next
-    /// background dream pass ([`Memory::dream_changed`]).
+    /// background pass ([`Memory::derive_changed`]).
     pub(crate) fn note_graph_change(&self, actor: &Actor) {
         if let Ok(mut changed) = self.graph_changed.lock() {
             changed.entry(actor.team).or_insert(*actor);
@@ -73,10 +73,11 @@ impl<S> Memory<S> {
 }
 
 impl<S: GraphStore + SearchIndex> Memory<S> {
-    /// The background pass of a long-lived process: dreams for up to `max_teams` of the
-    /// teams whose graph changed since the last pass (each bounded to `limit` proposals);
-    /// returns how many teams it dreamed for. A team's failure is logged and skipped.
-    pub async fn dream_changed(&self, max_teams: usize, limit: usize) -> usize {
+    /// The background pass of a long-lived process: for up to `max_teams` of the teams
+    /// whose graph changed since the last pass, one dream pass (at most `limit`
+    /// proposals) and one community pass; returns how many teams it ran for. A team's
+    /// failure is logged and skipped.
+    pub async fn derive_changed(&self, max_teams: usize, limit: usize) -> usize {
         let teams: Vec<Actor> = match self.graph_changed.lock() {
             Ok(mut changed) => {
                 let taken: Vec<TeamId> = changed.keys().take(max_teams).copied().collect();
@@ -88,6 +89,10 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             match self.dream(actor, limit).await {
                 Ok(report) => tracing::debug!(team = %actor.team, ?report, "dream pass"),
                 Err(err) => tracing::warn!(team = %actor.team, %err, "dream pass failed"),
+            }
+            match self.compute_communities(actor).await {
+                Ok(report) => tracing::debug!(team = %actor.team, ?report, "community pass"),
+                Err(err) => tracing::warn!(team = %actor.team, %err, "community pass failed"),
             }
         }
         teams.len()
@@ -199,24 +204,20 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     }
 
     /// The open and confirmed hypotheses whose sources include a relationship of the
-    /// discovery paths or one the returned evidence proves (both sources still proven by
-    /// team evidence), at most [`MAX_RELATED_HYPOTHESES`]. A failed read is recorded as a
-    /// degraded `hypotheses` branch and answered with none: this field is optional.
+    /// discovery paths or one the returned evidence proves (`near`; both sources still
+    /// proven by team evidence), at most [`MAX_RELATED_HYPOTHESES`]. A failed read (or a
+    /// failed `near` read) is recorded as a degraded `hypotheses` branch and answered
+    /// with none: this field is optional.
     pub(crate) async fn related_hypotheses(
         &self,
         actor: &Actor,
-        view: GraphView,
-        hits: &[RecallHit],
+        near: &std::result::Result<Vec<GraphEdge>, String>,
         paths: &[DiscoveryPath],
         degraded: &mut Vec<Degradation>,
     ) -> Vec<Hypothesis> {
         let lookup = async {
-            let evidence = hits.iter().map(|h| h.evidence.id).collect();
-            let proven = self
-                .store()
-                .edges_supported_by(actor, evidence, view, RELATED_EDGE_LIMIT)
-                .await?;
-            let mut relationships: Vec<_> = proven
+            let near = near.as_ref().map_err(|reason| reason.clone())?;
+            let mut relationships: Vec<_> = near
                 .iter()
                 .map(|e| e.relationship.relationship_id)
                 .chain(
@@ -237,24 +238,54 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                 limit: MAX_RELATED_HYPOTHESES,
                 ..HypothesisFilter::default()
             };
-            self.store().hypotheses(actor, filter).await
+            self.store()
+                .hypotheses(actor, filter)
+                .await
+                .map_err(|err| err.to_string())
         };
         match lookup.await {
             Ok(found) => found,
-            Err(err) => {
-                let degradation = Degradation {
-                    branch: "hypotheses".into(),
-                    reason: err.to_string(),
-                    at: self.store().clock().now(),
-                };
-                tracing::warn!(%err, "related hypotheses omitted");
-                if let Err(err) = self.store().record_degradation(degradation.clone()).await {
-                    tracing::warn!(%err, "could not record degradation");
-                }
-                degraded.push(degradation);
+            Err(reason) => {
+                self.omit_optional("hypotheses", reason, degraded).await;
                 Vec::new()
             }
         }
+    }
+
+    /// The relationships the returned evidence proves (at most [`RELATED_EDGE_LIMIT`]):
+    /// where hypotheses and communities are looked up from. A failure is kept as its
+    /// reason, for each optional branch to record as its own degradation.
+    pub(crate) async fn near_results(
+        &self,
+        actor: &Actor,
+        view: GraphView,
+        hits: &[RecallHit],
+    ) -> std::result::Result<Vec<GraphEdge>, String> {
+        let evidence = hits.iter().map(|h| h.evidence.id).collect();
+        self.store()
+            .edges_supported_by(actor, evidence, view, RELATED_EDGE_LIMIT)
+            .await
+            .map_err(|err| err.to_string())
+    }
+
+    /// An optional branch (hypotheses, communities) omitted: recorded as degraded, in
+    /// the recall's telemetry and the store's log.
+    pub(crate) async fn omit_optional(
+        &self,
+        branch: &str,
+        reason: String,
+        degraded: &mut Vec<Degradation>,
+    ) {
+        let degradation = Degradation {
+            branch: branch.into(),
+            reason,
+            at: self.store().clock().now(),
+        };
+        tracing::warn!(branch, reason = %degradation.reason, "optional recall branch omitted");
+        if let Err(err) = self.store().record_degradation(degradation.clone()).await {
+            tracing::warn!(%err, "could not record degradation");
+        }
+        degraded.push(degradation);
     }
 }
 
@@ -270,10 +301,11 @@ fn checked_reason(reason: String) -> Result<String> {
     Ok(reason)
 }
 
-/// Runs background dream passes in a long-lived process: every `interval`, for the teams
-/// whose graph changed since the last pass (at most [`MAX_TEAMS_PER_PASS`] at a time,
-/// [`DEFAULT_DREAM_LIMIT`] proposals each). Never on the write path.
-pub fn spawn_dreamer<S>(
+/// Runs the background passes of a long-lived process: every `interval`, for the teams
+/// whose graph changed since the last pass (at most [`MAX_TEAMS_PER_PASS`] at a time), a
+/// dream pass ([`DEFAULT_DREAM_LIMIT`] proposals each) and a community pass. Never on the
+/// write path.
+pub fn spawn_deriver<S>(
     memory: std::sync::Arc<Memory<S>>,
     interval: std::time::Duration,
 ) -> tokio::task::JoinHandle<()>
@@ -284,7 +316,7 @@ where
         loop {
             tokio::time::sleep(interval).await;
             memory
-                .dream_changed(MAX_TEAMS_PER_PASS, DEFAULT_DREAM_LIMIT)
+                .derive_changed(MAX_TEAMS_PER_PASS, DEFAULT_DREAM_LIMIT)
                 .await;
         }
     })

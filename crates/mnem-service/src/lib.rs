@@ -7,6 +7,7 @@
 //! logic beyond parsing and rendering.
 
 mod auth;
+mod communities;
 mod dream;
 mod feedback;
 mod graph;
@@ -37,8 +38,9 @@ use serde::Serialize;
 use thiserror::Error;
 
 pub use auth::{AuthError, Authenticator, IssuedKey};
+pub use communities::{CommunityReport, MAX_COMMUNITY_SUMMARIES};
 pub use dream::{
-    spawn_dreamer, DreamReport, HypothesisDecision, Resolved, DEFAULT_DREAM_LIMIT,
+    spawn_deriver, DreamReport, HypothesisDecision, Resolved, DEFAULT_DREAM_LIMIT,
     MAX_RELATED_HYPOTHESES, MAX_TEAMS_PER_PASS,
 };
 pub use feedback::REPLAY_LIMIT;
@@ -79,6 +81,19 @@ pub struct Recall {
     /// Only when the query asked (`include_hypotheses`): hypotheses linked to the hits or
     /// paths, kept apart from them.
     pub related_hypotheses: Option<Vec<mnem_core::graph::Hypothesis>>,
+    /// Only when the query asked (`include_communities`): summaries of the communities
+    /// around the results, in the result slots and bytes the results left unused.
+    pub community_summaries: Option<Vec<mnem_core::graph::Community>>,
+}
+
+impl Recall {
+    /// What a client is shown: results, discovery paths, and the optional fields that
+    /// were asked for. Every transport renders this one shape.
+    pub fn public(&self) -> mnem_core::PublicRecall {
+        mnem_core::PublicRecall::new(&self.hits, self.discovery_paths.clone())
+            .with_hypotheses(self.related_hypotheses.as_deref())
+            .with_communities(self.community_summaries.as_deref())
+    }
 }
 
 /// What a recall read before ranking.
@@ -135,8 +150,8 @@ pub struct Memory<S> {
     /// operator's outage signal, exported by the server.
     degraded_recalls: [AtomicU64; 2],
     query_vectors: QueryVectors,
-    /// Teams whose relationships may have changed since the last background dream pass
-    /// (`Memory::dream_changed`), with an actor of each.
+    /// Teams whose relationships may have changed since the last background pass
+    /// (`Memory::derive_changed`), with an actor of each.
     graph_changed: std::sync::Mutex<std::collections::BTreeMap<mnem_core::TeamId, Actor>>,
 }
 
@@ -276,15 +291,37 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .await?;
         let discovery = discovery_started.elapsed();
         let mut degraded = degraded;
-        // Hypotheses last, in their own field: they cannot touch results or paths.
-        let related_hypotheses = if plan.query.include_hypotheses {
+        // Hypotheses and communities last, in their own fields: they cannot touch
+        // results or paths.
+        let query = &plan.query;
+        let near = if query.include_hypotheses || query.include_communities {
             let view = GraphView {
-                valid_at: plan.query.valid_at,
-                known_at: plan.query.known_at,
+                valid_at: query.valid_at,
+                known_at: query.known_at,
             };
+            self.near_results(actor, view, &hits).await
+        } else {
+            Ok(Vec::new())
+        };
+        let related_hypotheses = if query.include_hypotheses {
             Some(
-                self.related_hypotheses(actor, view, &hits, &discovery_paths, &mut degraded)
+                self.related_hypotheses(actor, &near, &discovery_paths, &mut degraded)
                     .await,
+            )
+        } else {
+            None
+        };
+        let community_summaries = if query.include_communities {
+            Some(
+                self.community_summaries(
+                    actor,
+                    query,
+                    &hits,
+                    &near,
+                    &discovery_paths,
+                    &mut degraded,
+                )
+                .await,
             )
         } else {
             None
@@ -297,6 +334,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             discovery,
             windows,
             related_hypotheses,
+            community_summaries,
         })
     }
 

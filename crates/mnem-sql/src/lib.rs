@@ -319,3 +319,114 @@ pub fn dream_inputs_condition(limit: usize) -> String {
         discoverable = discoverable_condition(&GraphView::default()),
     )
 }
+
+/// The team's latest community computation: version and fingerprint.
+pub fn latest_community_run(team: &str) -> String {
+    format!(
+        "SELECT version, fingerprint FROM community_runs WHERE team_id = {team} \
+         ORDER BY version DESC LIMIT 1"
+    )
+}
+
+/// The statements that clear the team's communities before a new version is written
+/// (the runs stay: they are the version history).
+pub fn clear_communities(team: &str) -> [String; 2] {
+    [
+        format!("DELETE FROM community_members WHERE team_id = {team}"),
+        format!("DELETE FROM communities WHERE team_id = {team}"),
+    ]
+}
+
+/// Records one computation. Parameters: team, version, algorithm, fingerprint,
+/// relationships read, communities kept, computed at.
+pub fn insert_community_run(mark: fn(usize) -> String) -> String {
+    format!(
+        "INSERT INTO community_runs (team_id, version, algorithm, fingerprint, \
+         relationships, communities, computed_at) VALUES ({})",
+        marks(mark, 7).join(", ")
+    )
+}
+
+/// Adds one community. Parameters: team, id, version, ordinal, entity count,
+/// relationship count, top entities (JSON), top predicates (JSON), summary.
+pub fn insert_community(mark: fn(usize) -> String) -> String {
+    format!(
+        "INSERT INTO communities (team_id, community_id, version, ordinal, entity_count, \
+         relationship_count, top_entities, top_predicates, summary) VALUES ({})",
+        marks(mark, 9).join(", ")
+    )
+}
+
+/// Adds one member. Parameters: team, community id, entity id.
+pub fn insert_community_member(mark: fn(usize) -> String) -> String {
+    format!(
+        "INSERT INTO community_members (team_id, community_id, entity_id) VALUES ({})",
+        marks(mark, 3).join(", ")
+    )
+}
+
+/// The team's current communities, every column in this order — id, version, algorithm,
+/// computed at, entity count, relationship count, top entities (JSON), top predicates
+/// (JSON), summary, matched entities. With `among` (a condition on `{id}`, the member's
+/// entity id column, as in [`hypotheses_citing`]) only communities holding one of those
+/// entities, the most matched first; without, in the computation's order (largest
+/// first).
+pub fn select_communities(team: &str, among: Option<&str>, limit: usize) -> String {
+    let (matched, only) = match among {
+        Some(among) => (
+            format!(
+                "(SELECT count(*) FROM community_members m WHERE m.team_id = c.team_id \
+                 AND m.community_id = c.community_id AND {})",
+                among.replace("{id}", "m.entity_id")
+            ),
+            format!(
+                " AND c.community_id IN (SELECT x.community_id FROM community_members x \
+                 WHERE x.team_id = {team} AND {})",
+                among.replace("{id}", "x.entity_id")
+            ),
+        ),
+        None => ("CAST(0 AS BIGINT)".to_string(), String::new()),
+    };
+    format!(
+        "SELECT c.community_id, c.version, r.algorithm, r.computed_at, c.entity_count, \
+         c.relationship_count, c.top_entities, c.top_predicates, c.summary, {matched} AS matched \
+         FROM communities c JOIN community_runs r ON r.team_id = c.team_id AND r.version = c.version \
+         WHERE c.team_id = {team}{only} ORDER BY matched DESC, c.ordinal LIMIT {limit}"
+    )
+}
+
+/// One row of [`select_communities`], as each backend reads it.
+pub struct CommunityRow {
+    pub id: uuid::Uuid,
+    pub version: i64,
+    pub algorithm: String,
+    pub computed_at: i64,
+    pub entity_count: i64,
+    pub relationship_count: i64,
+    pub top_entities: String,
+    pub top_predicates: String,
+    pub summary: String,
+    pub matched: i64,
+}
+
+impl TryFrom<CommunityRow> for mnem_core::graph::Community {
+    type Error = mnem_store::StoreError;
+
+    fn try_from(row: CommunityRow) -> Result<Self, Self::Error> {
+        let count = |n: i64| usize::try_from(n).map_err(mnem_store::StoreError::backend);
+        Ok(Self {
+            community_id: mnem_core::CommunityId(row.id),
+            version: row.version,
+            algorithm: row.algorithm,
+            computed_at: Timestamp::from_micros(row.computed_at),
+            entity_count: count(row.entity_count)?,
+            relationship_count: count(row.relationship_count)?,
+            top_entities: serde_json::from_str(&row.top_entities)
+                .map_err(mnem_store::StoreError::backend)?,
+            top_predicates: serde_json::from_str(&row.top_predicates)
+                .map_err(mnem_store::StoreError::backend)?,
+            summary: row.summary,
+            matched_entities: count(row.matched)?,
+        })
+    }
+}

@@ -7,6 +7,7 @@
 
 mod ann;
 mod candidates;
+mod communities;
 mod credentials;
 mod dedup;
 mod feedback;
@@ -27,8 +28,8 @@ use graph::SqliteRows;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, GraphEdge, Hypothesis, ProposedHypothesis, Relationship, RelationshipOutcome,
-    RememberOutcome, Trace,
+    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ProposedHypothesis,
+    Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
@@ -40,10 +41,10 @@ use mnem_core::{
 use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
 use mnem_store::{
-    new_uuid_v7, validate_profile_name, validate_team_name, Degradation, EvidenceStore, GraphStore,
-    GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, ImportMode, PackImport,
-    PendingDocument, Result, SearchFreshness, SearchIndex, StoreError, VerifiedCorrection,
-    VerifiedRemember,
+    new_uuid_v7, validate_profile_name, validate_team_name, CommunityFilter, CommunityPass,
+    Degradation, EvidenceStore, GraphStore, GraphView, HypothesisFilter, HypothesisPass,
+    HypothesisResolution, ImportMode, PackImport, PendingDocument, Result, SearchFreshness,
+    SearchIndex, StoreError, VerifiedCorrection, VerifiedRemember,
 };
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
@@ -657,6 +658,27 @@ impl GraphStore for SqliteStore {
     ) -> Result<Hypothesis> {
         let actor = *actor;
         self.with_tx(move |tx| hypotheses::resolve(tx, &actor, id, &resolution))
+            .await
+    }
+
+    async fn record_communities(
+        &self,
+        actor: &Actor,
+        found: Vec<DetectedCommunity>,
+        fingerprint: String,
+        relationships: usize,
+    ) -> Result<CommunityPass> {
+        let actor = *actor;
+        let now = self.clock.now();
+        self.with_tx(move |tx| {
+            communities::record(tx, &actor, &found, &fingerprint, relationships, now)
+        })
+        .await
+    }
+
+    async fn communities(&self, actor: &Actor, filter: CommunityFilter) -> Result<Vec<Community>> {
+        let actor = *actor;
+        self.with_reader(move |conn| communities::list(conn, &actor, &filter))
             .await
     }
 }

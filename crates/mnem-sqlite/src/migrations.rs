@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_evidence_writes.sql"),
     include_str!("migrations/0011_recall_feedback.sql"),
     include_str!("migrations/0012_hypotheses.sql"),
+    include_str!("migrations/0013_communities.sql"),
 ];
 
 /// The Rust step of a migration, by the version it produces.

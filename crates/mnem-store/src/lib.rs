@@ -16,9 +16,9 @@ use std::future::Future;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, GraphEdge, Hypothesis, HypothesisStatus, ObjectSummary, Proposal,
-    ProposedHypothesis, Relationship, RelationshipOutcome, RememberOutcome, Trace, ValidRemember,
-    Verdict, VerificationEvent,
+    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, HypothesisStatus,
+    ObjectSummary, Proposal, ProposedHypothesis, Relationship, RelationshipOutcome,
+    RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
@@ -417,6 +417,24 @@ pub trait GraphStore: EvidenceStore {
         resolution: HypothesisResolution,
     ) -> impl Future<Output = Result<Hypothesis>> + Send;
 
+    /// Replaces the team's communities with `found` (computed from `relationships`
+    /// eligible relationships) as the next version, in one transaction — unless
+    /// `fingerprint` matches the latest computation's, when nothing changes.
+    fn record_communities(
+        &self,
+        actor: &Actor,
+        found: Vec<DetectedCommunity>,
+        fingerprint: String,
+        relationships: usize,
+    ) -> impl Future<Output = Result<CommunityPass>> + Send;
+
+    /// The team's current communities, as `filter` selects.
+    fn communities(
+        &self,
+        actor: &Actor,
+        filter: CommunityFilter,
+    ) -> impl Future<Output = Result<Vec<Community>>> + Send;
+
     /// Discoverable relationships supported by any of `evidence`, at most `limit`.
     fn edges_supported_by(
         &self,
@@ -434,6 +452,24 @@ pub struct HypothesisPass {
     pub added: usize,
     /// Open hypotheses written `stale` because a source is no longer active.
     pub staled: usize,
+}
+
+/// What a community computation stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CommunityPass {
+    /// The team's community version after the pass (0: never computed).
+    pub version: i64,
+    pub communities: usize,
+    /// False when the communities found were the ones already held.
+    pub changed: bool,
+}
+
+/// Which communities a read returns: with `entities`, only those holding one of them
+/// (the most matched first); otherwise all, largest first. At most `limit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommunityFilter {
+    pub entities: Option<Vec<EntityId>>,
+    pub limit: usize,
 }
 
 /// Which hypotheses a read returns: with one of `statuses` (every status when empty), and

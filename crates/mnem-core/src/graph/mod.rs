@@ -4,6 +4,7 @@
 //! backends read facts and persist, these modules decide.
 
 pub mod assess;
+pub mod community;
 pub mod discovery;
 pub mod dream;
 pub mod model;
@@ -14,6 +15,10 @@ pub mod verify;
 pub use assess::{
     initial_standing, recomputed_standing, single_valued_conflicts, ConflictAction, Rival,
     Standing, SupportStanding,
+};
+pub use community::{
+    detect_communities, fill_unused_slots, fingerprint, Community, DetectedCommunity,
+    DetectionError, NamedEntity, PredicateCount, COMMUNITY_ALGORITHM,
 };
 pub use discovery::{
     bounded_seeds, name_candidates, second_hop_entities, select_paths, Adjacency, DiscoveryLimits,
