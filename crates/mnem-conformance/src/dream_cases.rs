@@ -13,7 +13,12 @@ use crate::graph_cases::write;
 use crate::helpers::{ids, Backend, Fixture};
 
 /// One team evidence item stating `text` and the claim it proves.
-fn claim(text: &str, subject: (&str, &str), predicate: &str, object: (&str, &str)) -> Value {
+pub(crate) fn claim(
+    text: &str,
+    subject: (&str, &str),
+    predicate: &str,
+    object: (&str, &str),
+) -> Value {
     json!({
         "evidence": [{"content": text, "source": "standup"}],
         "relationships": [{

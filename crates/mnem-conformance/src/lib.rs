@@ -15,6 +15,7 @@
 //! `mnem_service::Memory`, exactly as transports do.
 
 pub mod cases;
+pub mod community_cases;
 pub mod dedup_cases;
 pub mod dream_cases;
 pub mod feedback_cases;
@@ -161,6 +162,16 @@ macro_rules! conformance_suite {
                 a_write_queues_its_team_for_the_background_pass,
             );
         }
+        mod communities {
+            use super::*;
+            $crate::conformance_suite!(@community_cases $guard, $open;
+                summaries_fill_only_slots_the_results_left,
+                communities_are_versioned_and_follow_the_graph,
+                communities_never_cross_teams,
+                a_claim_only_private_notes_prove_is_never_clustered,
+                a_write_queues_its_team_for_the_community_pass,
+            );
+        }
         mod packs {
             use super::*;
             $crate::conformance_suite!(@pack_cases $guard, $open;
@@ -220,6 +231,17 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::dream_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@community_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::community_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

@@ -436,3 +436,28 @@ async fn a_failing_hypothesis_lookup_is_omitted_and_recorded() {
     )
     .await;
 }
+
+/// The community lookup is optional: with its members table gone, recall still answers
+/// (`mnem_conformance::community_cases` holds the assertions).
+#[tokio::test]
+async fn a_failing_community_lookup_is_omitted_and_recorded() {
+    let Some((config, store)) = fresh().await else {
+        return;
+    };
+    let actor = store.open_team("alpha").await.unwrap();
+    let memory = mnem_service::Memory::open(store, None).await.unwrap();
+    let remove_table = async {
+        let (owner, connection) = config.connect(NoTls).await.expect("connect");
+        tokio::spawn(connection);
+        owner
+            .batch_execute("ALTER TABLE community_members RENAME TO community_members_gone")
+            .await
+            .unwrap();
+    };
+    mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded(
+        &memory,
+        &actor,
+        remove_table,
+    )
+    .await;
+}

@@ -161,3 +161,25 @@ async fn a_failing_hypothesis_lookup_is_omitted_and_recorded() {
     )
     .await;
 }
+
+/// The community lookup is optional: with its members table gone, recall still answers
+/// (`mnem_conformance::community_cases` holds the assertions).
+#[tokio::test]
+async fn a_failing_community_lookup_is_omitted_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnem.db");
+    let store = SqliteStore::open(&path, clock()).unwrap();
+    let actor = store.open_team("local").await.unwrap();
+    let memory = Memory::open(store, None).await.unwrap();
+    let remove_table = async {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("ALTER TABLE community_members RENAME TO community_members_gone")
+            .unwrap();
+    };
+    mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded(
+        &memory,
+        &actor,
+        remove_table,
+    )
+    .await;
+}

@@ -1,5 +1,6 @@
 //! Communities: clusters of entities the team's eligible relationships tie densely
-//! together, found by the Leiden algorithm (modularity, fixed seed: deterministic), each
+//! together, found by the Leiden algorithm (modularity at resolution 0.5, fixed seed:
+//! deterministic), each
 //! with a short deterministic summary (its most connected entities and most frequent
 //! predicates). A community is derived, never evidence: a recall that asks for it shows
 //! summaries only in result slots the direct ranking left unused, in their own field
@@ -16,7 +17,7 @@ use crate::{CommunityId, EntityId, RelationshipId, Timestamp};
 /// Names how communities are computed (algorithm, quality function, seed, resolution,
 /// the eligibility and size rules below). Stored with every computation: a change here
 /// is a new name, so stored communities say which rules made them.
-pub const COMMUNITY_ALGORITHM: &str = "leiden-modularity-seed7-v1";
+pub const COMMUNITY_ALGORITHM: &str = "leiden-modularity-r0.5-seed7-v1";
 /// A cluster of fewer entities is not kept: two entities are one relationship, which a
 /// discovery path already shows.
 pub const MIN_COMMUNITY_ENTITIES: usize = 3;
@@ -27,6 +28,13 @@ pub const SUMMARY_ENTITIES: usize = 5;
 pub const SUMMARY_PREDICATES: usize = 3;
 
 const SEED: u64 = 7;
+/// Modularity's resolution. At 1.0 a team's one small connected graph is always split
+/// (the whole graph as one cluster scores exactly zero, so any split that scores above
+/// zero wins) and the halves fall under [`MIN_COMMUNITY_ENTITIES`]: a team with four
+/// linked entities would have no community at all. At 0.5 a connected cluster stays
+/// whole unless it really is several dense groups with few links between them (two
+/// cliques joined by one bridge still split — see the tests).
+const RESOLUTION: f64 = 0.5;
 
 /// The Leiden run could not complete (a graph the library refused).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -172,7 +180,7 @@ fn leiden_membership(
     let config = LeidenConfig {
         seed: Some(SEED),
         quality: QualityType::Modularity,
-        resolution: 1.0,
+        resolution: RESOLUTION,
         ..LeidenConfig::default()
     };
     let output = Leiden::new(config).run(&graph).map_err(failed)?;
@@ -373,6 +381,20 @@ mod tests {
         );
         assert_eq!(found[0].top_predicates[0].predicate, "uses");
         assert_eq!(found[0].top_predicates[0].count, 10);
+    }
+
+    #[test]
+    fn a_small_connected_graph_stays_one_community() {
+        // A triangle with one pendant: at resolution 1.0 it splits into two pairs, and
+        // pairs are not kept — the team would have no community at all.
+        let all = vec![
+            link(1, 1, "works_on", 2),
+            link(2, 3, "works_on", 2),
+            link(3, 2, "uses", 4),
+            link(4, 3, "maintains", 4),
+        ];
+        let found = detect_communities(&all).expect("detect");
+        assert_eq!(member_sets(&found), vec![vec![1, 2, 3, 4]]);
     }
 
     #[test]
