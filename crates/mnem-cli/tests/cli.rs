@@ -311,7 +311,7 @@ fn export_then_import_carries_memory_to_another_team_once() {
 }
 
 #[test]
-fn a_dream_proposes_a_hypothesis_shown_apart_and_resolved_once() {
+fn hypotheses_and_communities_are_shown_apart_and_a_hypothesis_resolved_once() {
     let store = Store::new();
     let dir = store.path.parent().expect("dir");
     for (name, text, subject, predicate, object) in [
@@ -352,6 +352,22 @@ fn a_dream_proposes_a_hypothesis_shown_apart_and_resolved_once() {
     let plain = store.json(&["--embedder", "none", "recall", "Mark Redis"]);
     assert!(plain.get("related_hypotheses").is_none());
     assert_eq!(plain["results"], recalled["results"]);
+    let computed = store.json(&["communities", "--compute"]);
+    assert_eq!(computed["computed"]["report"]["communities"], 1);
+    assert_eq!(computed["communities"][0]["version"], 1);
+    let clustered = store.json(&[
+        "--embedder",
+        "none",
+        "recall",
+        "Mark Redis",
+        "--communities",
+    ]);
+    assert_eq!(
+        clustered["community_summaries"][0]["community_id"],
+        computed["communities"][0]["community_id"]
+    );
+    assert_eq!(plain["results"], clustered["results"]);
+    assert!(plain.get("community_summaries").is_none());
     let rejected = store.json(&[
         "hypotheses",
         "reject",

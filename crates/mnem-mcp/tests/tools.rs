@@ -297,7 +297,7 @@ async fn a_recall_window_brings_the_neighbouring_turns_in_order_and_bad_windows_
 }
 
 #[tokio::test]
-async fn hypotheses_are_listed_recalled_apart_and_resolved_through_the_tools() {
+async fn hypotheses_and_community_summaries_stay_apart_from_results_over_the_tools() {
     let store = store();
     let client = connect(store.clone(), "acme").await;
     for (text, subject, predicate, object) in [
@@ -334,6 +334,31 @@ async fn hypotheses_are_listed_recalled_apart_and_resolved_through_the_tools() {
     let plain = ok(&call(&client, "recall_memory", json!({"query": "Mark Redis"})).await);
     assert!(plain.get("related_hypotheses").is_none());
     assert_eq!(plain["results"], recalled["results"]);
+    // Communities, too, are computed by a pass; recall shows them only when asked.
+    assert_eq!(
+        memory
+            .compute_communities(&actor)
+            .await
+            .unwrap()
+            .communities,
+        1
+    );
+    let clustered = ok(&call(
+        &client,
+        "recall_memory",
+        json!({"query": "Mark Redis", "include_communities": true}),
+    )
+    .await);
+    assert_eq!(
+        clustered["community_summaries"][0]["kind"],
+        "community_summary"
+    );
+    assert!(clustered["community_summaries"][0]["summary"]
+        .as_str()
+        .expect("summary")
+        .contains("Atlas"));
+    assert_eq!(plain["results"], clustered["results"]);
+    assert!(plain.get("community_summaries").is_none());
 
     let unproven = call(
         &client,
