@@ -174,6 +174,12 @@ pub async fn communities_are_versioned_and_follow_the_graph<S: Backend>(fx: Fixt
     assert_eq!(first.version, 1);
     assert!(first.changed);
     assert_eq!(first.communities, 1);
+    let listed = fx.memory.communities(&fx.actor, 10).await.expect("list");
+    assert_eq!(
+        listed[0].summary,
+        "Atlas, Lena, Redis and Mark, linked by 4 relationships, mostly works_on (2), \
+         maintains (1), uses (1)."
+    );
     let again = compute(&fx, &fx.actor).await;
     assert_eq!(again.version, 1, "nothing changed, the version stays");
     assert!(!again.changed);

@@ -69,6 +69,8 @@ pub struct GraphBenchReport {
     pub ingest: Vec<BackendIngest>,
     /// One dream pass over the ingested graph, per backend.
     pub dreams: Vec<DreamMeasure>,
+    /// One community pass over the ingested graph, per backend.
+    pub communities: Vec<CommunityMeasure>,
     pub rows: Vec<DiscoveryLatency>,
 }
 
@@ -80,6 +82,18 @@ pub struct DreamMeasure {
     pub proposed: usize,
     /// Proposed per 1,000 relationships read.
     pub per_thousand: f64,
+    pub millis: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommunityMeasure {
+    pub backend: &'static str,
+    /// Eligible relationships the pass read.
+    pub relationships: usize,
+    pub communities: usize,
+    /// Entities in the largest community.
+    pub largest: usize,
+    /// Read, Leiden, summaries and the write of the new version.
     pub millis: f64,
 }
 
@@ -97,6 +111,11 @@ pub struct DiscoveryLatency {
     /// Recalls asked for `related_hypotheses`.
     pub hypotheses: bool,
     pub mean_hypotheses: f64,
+    /// Recalls asked for `community_summaries`.
+    pub communities: bool,
+    pub mean_communities: f64,
+    /// The recalls' `min_score`, when set.
+    pub min_score: Option<f64>,
     pub latency_ms: Spread,
     pub discovery_ms: Spread,
     pub mean_results: f64,
@@ -218,6 +237,7 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
         secs,
     });
     let mut dreams = vec![dream_pass("sqlite", &store, &actor).await?];
+    let mut communities = vec![community_pass("sqlite", &store, &actor).await?];
     // The vector indexes (evidence and discovery vectors), as every process uses them.
     let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
     let sqlite = Backend {
@@ -240,7 +260,8 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
             secs,
         });
         dreams.push(dream_pass("postgres", &store, &actor).await?);
-        // The statistics taken after ingest saw no hypotheses; a long-lived server's
+        communities.push(community_pass("postgres", &store, &actor).await?);
+        // The statistics taken after ingest saw no hypotheses or communities; a long-lived server's
         // autovacuum would refresh them, the bench does it at once.
         store.analyze().await?;
         let postgres = Backend {
@@ -264,6 +285,7 @@ pub async fn run(options: &GraphBenchOptions) -> Result<GraphBenchReport, EvalEr
         vectors: "feature hashing (384 dims) for evidence, entity and relationship documents",
         ingest: ingest_secs,
         dreams,
+        communities,
         rows,
     })
 }
@@ -287,6 +309,30 @@ async fn dream_pass<S: GraphStore + SearchIndex + Clone>(
         relationships: report.relationships,
         proposed: report.proposed,
         per_thousand: report.proposed as f64 * 1_000.0 / report.relationships.max(1) as f64,
+        millis,
+    })
+}
+
+/// One community pass over the team's graph, timed.
+async fn community_pass<S: GraphStore + SearchIndex + Clone>(
+    backend: &'static str,
+    store: &S,
+    actor: &Actor,
+) -> Result<CommunityMeasure, EvalError> {
+    let memory = Memory::open(store.clone(), None).await?;
+    let started = Instant::now();
+    let report = memory.compute_communities(actor).await?;
+    let millis = started.elapsed().as_secs_f64() * 1e3;
+    let largest = memory
+        .communities(actor, 1)
+        .await?
+        .first()
+        .map_or(0, |c| c.entity_count);
+    Ok(CommunityMeasure {
+        backend,
+        relationships: report.relationships,
+        communities: report.communities,
+        largest,
         millis,
     })
 }
@@ -353,12 +399,22 @@ impl Backend<'_> {
             .await?
             .with_profile(profile.profile);
         let paths = mnem_core::graph::DEFAULT_PATH_LIMIT;
-        for (path_limit, hypotheses) in [(0, false), (paths, false), (paths, true)] {
+        // A floor of 0.9 keeps only strong matches, so results leave slots free: the
+        // only recalls where community summaries are looked up and shown.
+        for options in [
+            (0, false, false, None),
+            (paths, false, false, None),
+            (paths, true, false, None),
+            (paths, false, true, None),
+            (paths, true, true, None),
+            (paths, false, false, Some(0.9)),
+            (paths, false, true, Some(0.9)),
+        ] {
             let label = (self.name, profile.label);
             rows.push(
                 time_recalls(
                     label,
-                    (path_limit, hypotheses),
+                    options,
                     &memory,
                     self.actor,
                     &self.work.queries,
@@ -374,7 +430,7 @@ impl Backend<'_> {
 /// Times every query (after ten warm-up recalls, which also build HNSW graphs).
 async fn time_recalls<S: GraphStore + SearchIndex>(
     (backend, label): (&'static str, &str),
-    (path_limit, hypotheses): (usize, bool),
+    (path_limit, hypotheses, communities, min_score): (usize, bool, bool, Option<f64>),
     memory: &Memory<S>,
     actor: &Actor,
     queries: &[String],
@@ -383,15 +439,19 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
     let ask = |text: &str| RecallQuery {
         path_limit,
         include_hypotheses: hypotheses,
+        include_communities: communities,
+        min_score,
         ..RecallQuery::text(text)
     };
     for query in queries.iter().take(10) {
         memory.recall(actor, ask(query)).await?;
     }
-    let what = format!("{backend} {label}, paths {path_limit}, hypotheses {hypotheses}");
+    let what = format!(
+        "{backend} {label}, paths {path_limit}, hypotheses {hypotheses}, communities {communities}, floor {min_score:?}"
+    );
     let progress = bar(options.progress, queries.len(), &what);
     let (mut latency, mut discovery, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut results, mut paths, mut related) = (0, 0, 0);
+    let (mut results, mut paths, mut related, mut summaries) = (0, 0, 0, 0);
     for query in queries {
         let started = Instant::now();
         let recall = memory.recall(actor, ask(query)).await?;
@@ -401,6 +461,7 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
         results += recall.hits.len();
         paths += recall.discovery_paths.len();
         related += recall.related_hypotheses.as_ref().map_or(0, Vec::len);
+        summaries += recall.community_summaries.as_ref().map_or(0, Vec::len);
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -411,12 +472,24 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
         path_limit,
         hypotheses,
         mean_hypotheses: related as f64 / n,
+        communities,
+        mean_communities: summaries as f64 / n,
+        min_score,
         latency_ms: Spread::of(&latency),
         discovery_ms: Spread::of(&discovery),
         mean_results: results as f64 / n,
         mean_paths: paths as f64 / n,
         path_bytes: Spread::of(&bytes),
     })
+}
+
+/// A mean count when the option was asked, else `off`.
+fn shown(asked: bool, mean: f64) -> String {
+    if asked {
+        format!("{mean:.1}")
+    } else {
+        "off".to_string()
+    }
 }
 
 /// The bytes of the serialized paths (0 for none: the empty list is the baseline).
@@ -456,13 +529,22 @@ impl GraphBenchReport {
                 d.backend, d.relationships, d.proposed, d.per_thousand, d.millis
             );
         }
+        for c in &self.communities {
+            let _ = writeln!(
+                s,
+                "  {} community pass: {} relationships read, {} communities (largest {} entities), {:.1} ms",
+                c.backend, c.relationships, c.communities, c.largest, c.millis
+            );
+        }
         let _ = writeln!(
             s,
-            "  {:<9} {:<12} {:>6} {:>5} {:>9} {:>9} {:>9} {:>14} {:>7} {:>6} {:>16}",
+            "  {:<9} {:<12} {:>5} {:>6} {:>5} {:>5} {:>9} {:>9} {:>9} {:>14} {:>7} {:>6} {:>16}",
             "backend",
             "profile",
+            "floor",
             "paths",
             "hyp",
+            "comm",
             "p50 ms",
             "p95 ms",
             "p99 ms",
@@ -474,15 +556,13 @@ impl GraphBenchReport {
         for r in &self.rows {
             let _ = writeln!(
                 s,
-                "  {:<9} {:<12} {:>6} {:>5} {:>9.2} {:>9.2} {:>9.2} {:>14.2} {:>7.1} {:>6.2} {:>8.0}/{:<7.0}",
+                "  {:<9} {:<12} {:>5} {:>6} {:>5} {:>5} {:>9.2} {:>9.2} {:>9.2} {:>14.2} {:>7.1} {:>6.2} {:>8.0}/{:<7.0}",
                 r.backend,
                 r.profile,
+                r.min_score.map_or("-".to_string(), |f| format!("{f}")),
                 r.path_limit,
-                if r.hypotheses {
-                    format!("{:.1}", r.mean_hypotheses)
-                } else {
-                    "off".to_string()
-                },
+                shown(r.hypotheses, r.mean_hypotheses),
+                shown(r.communities, r.mean_communities),
                 r.latency_ms.p50,
                 r.latency_ms.p95,
                 r.latency_ms.p99,

@@ -294,7 +294,9 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         // Hypotheses and communities last, in their own fields: they cannot touch
         // results or paths.
         let query = &plan.query;
-        let near = if query.include_hypotheses || query.include_communities {
+        // Communities only ever fill free slots: with none, nothing to read for them.
+        let free_slots = query.include_communities && query.limit > hits.len();
+        let near = if query.include_hypotheses || free_slots {
             let view = GraphView {
                 valid_at: query.valid_at,
                 known_at: query.known_at,
