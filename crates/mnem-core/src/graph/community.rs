@@ -420,6 +420,47 @@ mod tests {
     }
 
     #[test]
+    fn planted_groups_under_noise_are_recovered() {
+        // Ten groups of 30 entities, each pair inside a group linked with probability
+        // 0.3, plus 150 links between random entities anywhere: the groups come back.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
+        };
+        let (groups, size) = (10u128, 30u128);
+        let mut all = Vec::new();
+        let mut id = 1;
+        for g in 0..groups {
+            for a in 0..size {
+                for b in a + 1..size {
+                    if next() % 10 < 3 {
+                        all.push(link(id, 1 + g * size + a, "works_on", 1 + g * size + b));
+                        id += 1;
+                    }
+                }
+            }
+        }
+        for _ in 0..150 {
+            let a = 1 + u128::from(next()) % (groups * size);
+            let b = 1 + u128::from(next()) % (groups * size);
+            if a != b {
+                all.push(link(id, a, "knows", b));
+                id += 1;
+            }
+        }
+        let found = detect_communities(&all).expect("detect");
+        let planted: Vec<Vec<u128>> = (0..groups)
+            .map(|g| (1 + g * size..1 + (g + 1) * size).collect())
+            .collect();
+        let mut detected = member_sets(&found);
+        detected.sort();
+        assert_eq!(detected, planted);
+    }
+
+    #[test]
     fn ineligible_relationships_link_nothing() {
         let mut all = clique(100, &[1, 2, 3], "works_on");
         let mut retracted = link(200, 3, "uses", 9);
