@@ -147,8 +147,9 @@ async fn real_development_files_run_end_to_end_on_their_first_questions() {
 
 /// A small graph bench on SQLite: every generated claim is verified and active, so the
 /// rows with discovery on return paths and the rows with it off return none, over the
-/// same direct results; asking for hypotheses (third row of each profile) changes neither
-/// results nor paths, and the dream pass read every claim.
+/// same direct results; asking for hypotheses or communities changes neither results nor
+/// paths; community summaries appear only where results left slots free; the dream and
+/// community passes read every claim.
 #[tokio::test]
 async fn graph_bench_finds_paths_only_when_asked_and_never_changes_the_results() {
     let options = mnem_eval::graph_bench::GraphBenchOptions {
@@ -162,20 +163,35 @@ async fn graph_bench_finds_paths_only_when_asked_and_never_changes_the_results()
     };
     let report = mnem_eval::graph_bench::run(&options).await.unwrap();
     assert_eq!(report.relationships, 120);
-    assert_eq!(report.rows.len(), 9);
+    assert_eq!(report.rows.len(), 21);
     assert_eq!(report.dreams.len(), 1);
     assert_eq!(report.dreams[0].relationships, 120);
-    for rows in report.rows.chunks(3) {
-        let (off, on, asked) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!(report.communities.len(), 1);
+    assert_eq!(report.communities[0].relationships, 120);
+    assert!(report.communities[0].communities > 0);
+    let limit = mnem_core::recall::DEFAULT_LIMIT as f64;
+    for rows in report.rows.chunks(7) {
+        let [off, on, hypotheses, communities, both, floor, floor_communities] = rows else {
+            panic!("seven rows per profile");
+        };
         assert_eq!(off.profile, on.profile);
         assert_eq!(off.path_limit, 0);
         assert_eq!(off.mean_paths, 0.0);
         assert!(on.mean_paths > 0.0, "{} found no paths", on.profile);
         assert!(on.path_bytes.p50 > 0.0);
         assert_eq!(off.mean_results, on.mean_results);
-        assert!(!on.hypotheses && asked.hypotheses);
-        assert_eq!(asked.mean_results, on.mean_results);
-        assert_eq!(asked.mean_paths, on.mean_paths);
+        assert!(!on.hypotheses && hypotheses.hypotheses && both.hypotheses);
+        assert!(!on.communities && communities.communities && both.communities);
+        for asked in [hypotheses, communities, both] {
+            assert_eq!(asked.mean_results, on.mean_results);
+            assert_eq!(asked.mean_paths, on.mean_paths);
+        }
+        assert!(communities.mean_communities <= limit - communities.mean_results);
+        assert_eq!(floor.min_score, Some(0.9));
+        assert!(!floor.communities && floor_communities.communities);
+        assert_eq!(floor_communities.mean_results, floor.mean_results);
+        assert_eq!(floor_communities.mean_paths, floor.mean_paths);
+        assert!(floor_communities.mean_communities <= limit - floor_communities.mean_results);
     }
 }
 
