@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::dream_cases::claim;
 use crate::graph_cases::write;
-use crate::helpers::{ids, Backend, Fixture};
+use crate::helpers::{an_optional_branch_fails_quietly, ids, remember_all, Backend, Fixture};
 
 /// The Atlas team: four claims tying Mark, Lena, Atlas and Redis together.
 fn atlas_claims() -> Vec<Value> {
@@ -305,40 +305,15 @@ pub async fn a_failing_community_lookup_is_omitted_and_recorded<S>(
 ) where
     S: mnem_store::GraphStore + mnem_store::SearchIndex,
 {
-    for request in atlas_claims() {
-        let request: mnem_core::graph::RememberRequest =
-            serde_json::from_value(request).expect("request json");
-        memory
-            .remember_request(actor, request)
-            .await
-            .expect("remember");
-    }
-    assert_eq!(
-        memory
-            .compute_communities(actor)
-            .await
-            .expect("compute")
-            .communities,
-        1
-    );
-    let before = memory
-        .recall(actor, asking("Atlas Redis", 10))
-        .await
-        .expect("recall");
-    assert_eq!(before.community_summaries.as_ref().map(Vec::len), Some(1));
-    break_lookup.await;
-    let after = memory
-        .recall(actor, asking("Atlas Redis", 10))
-        .await
-        .expect("recall");
-    assert_eq!(after.community_summaries, Some(Vec::new()));
-    assert_eq!(ids(&after.hits), ids(&before.hits));
-    assert!(after.degraded.iter().any(|d| d.branch == "communities"));
-    let recorded = memory
-        .store()
-        .last_degradation()
-        .await
-        .expect("read")
-        .expect("recorded");
-    assert_eq!(recorded.branch, "communities");
+    remember_all(memory, actor, atlas_claims()).await;
+    let report = memory.compute_communities(actor).await.expect("compute");
+    assert_eq!(report.communities, 1);
+    an_optional_branch_fails_quietly(
+        memory,
+        actor,
+        (asking("Atlas Redis", 10), "communities"),
+        |recall| recall.community_summaries.as_ref().map(Vec::len),
+        break_lookup,
+    )
+    .await;
 }

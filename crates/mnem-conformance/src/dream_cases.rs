@@ -10,7 +10,7 @@ use mnem_store::StoreError;
 use serde_json::{json, Value};
 
 use crate::graph_cases::write;
-use crate::helpers::{ids, Backend, Fixture};
+use crate::helpers::{an_optional_branch_fails_quietly, ids, remember_all, Backend, Fixture};
 
 /// One team evidence item stating `text` and the claim it proves.
 pub(crate) fn claim(
@@ -67,34 +67,16 @@ pub async fn a_failing_hypothesis_lookup_is_omitted_and_recorded<S>(
 ) where
     S: mnem_store::GraphStore + mnem_store::SearchIndex,
 {
-    for request in chain_requests() {
-        let request: RememberRequest = serde_json::from_value(request).expect("request json");
-        memory
-            .remember_request(actor, request)
-            .await
-            .expect("remember");
-    }
+    remember_all(memory, actor, chain_requests()).await;
     assert_eq!(memory.dream(actor, 10).await.expect("dream").added, 1);
-    let before = memory
-        .recall(actor, asking("Mark Redis"))
-        .await
-        .expect("recall");
-    assert_eq!(before.related_hypotheses.as_ref().map(Vec::len), Some(1));
-    break_lookup.await;
-    let after = memory
-        .recall(actor, asking("Mark Redis"))
-        .await
-        .expect("recall");
-    assert_eq!(after.related_hypotheses, Some(Vec::new()));
-    assert_eq!(ids(&after.hits), ids(&before.hits));
-    assert!(after.degraded.iter().any(|d| d.branch == "hypotheses"));
-    let recorded = memory
-        .store()
-        .last_degradation()
-        .await
-        .expect("read")
-        .expect("recorded");
-    assert_eq!(recorded.branch, "hypotheses");
+    an_optional_branch_fails_quietly(
+        memory,
+        actor,
+        (asking("Mark Redis"), "hypotheses"),
+        |recall| recall.related_hypotheses.as_ref().map(Vec::len),
+        break_lookup,
+    )
+    .await;
 }
 
 fn asking(text: &str) -> RecallQuery {

@@ -175,3 +175,46 @@ pub fn want_increasing_stamps(items: &[&Evidence]) {
 fn contents(hits: &[RecallHit]) -> Vec<&str> {
     hits.iter().map(|h| h.evidence.content.as_str()).collect()
 }
+
+/// Writes each structured remember request (JSON) through `memory`.
+pub async fn remember_all<S: GraphStore + SearchIndex>(
+    memory: &Memory<S>,
+    actor: &Actor,
+    requests: impl IntoIterator<Item = serde_json::Value>,
+) {
+    for request in requests {
+        let request: mnem_core::graph::RememberRequest =
+            serde_json::from_value(request).expect("request json");
+        memory
+            .remember_request(actor, request)
+            .await
+            .expect("remember");
+    }
+}
+
+/// An optional recall branch (`branch`: `hypotheses`, `communities`) failing: `query`
+/// answers the same results before and after `break_lookup`; what the branch adds
+/// (`shown`, `Some(count)` when asked) goes from one item to none; the failure is
+/// recorded as a degraded `branch`, in the recall and in the store's log.
+pub async fn an_optional_branch_fails_quietly<S: GraphStore + SearchIndex>(
+    memory: &Memory<S>,
+    actor: &Actor,
+    (query, branch): (RecallQuery, &str),
+    shown: fn(&mnem_service::Recall) -> Option<usize>,
+    break_lookup: impl Future<Output = ()>,
+) {
+    let before = memory.recall(actor, query.clone()).await.expect("recall");
+    assert_eq!(shown(&before), Some(1), "{branch} shown before");
+    break_lookup.await;
+    let after = memory.recall(actor, query).await.expect("recall");
+    assert_eq!(shown(&after), Some(0), "{branch} omitted after");
+    assert_eq!(ids(&after.hits), ids(&before.hits));
+    assert!(after.degraded.iter().any(|d| d.branch == branch));
+    let recorded = memory
+        .store()
+        .last_degradation()
+        .await
+        .expect("read")
+        .expect("recorded");
+    assert_eq!(recorded.branch, branch);
+}

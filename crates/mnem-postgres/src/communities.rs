@@ -3,7 +3,7 @@
 
 use mnem_core::graph::{Community, DetectedCommunity};
 use mnem_core::{Actor, Timestamp};
-use mnem_store::{new_uuid_v7, CommunityFilter, CommunityPass, Result, StoreError};
+use mnem_store::{new_uuid_v7, CommunityFilter, CommunityPass, CommunityStep, Result, StoreError};
 use tokio_postgres::{Row, Transaction};
 use uuid::Uuid;
 
@@ -32,16 +32,10 @@ pub async fn record(
         Some(row) => Some((col(&row, 0)?, col(&row, 1)?)),
         None => None,
     };
-    if let Some((version, held)) = &latest {
-        if held == fingerprint {
-            return Ok(CommunityPass {
-                version: *version,
-                communities: found.len(),
-                changed: false,
-            });
-        }
-    }
-    let version = latest.map_or(0, |(v, _)| v) + 1;
+    let version = match CommunityPass::plan(latest, fingerprint, found.len()) {
+        CommunityStep::Unchanged(pass) => return Ok(pass),
+        CommunityStep::Write { version } => version,
+    };
     for clear in mnem_sql::clear_communities("$1") {
         tx.execute(&clear, &[&team]).await.db()?;
     }
@@ -95,11 +89,7 @@ pub async fn record(
     )
     .await
     .db()?;
-    Ok(CommunityPass {
-        version,
-        communities: found.len(),
-        changed: true,
-    })
+    Ok(CommunityPass::written(version, found.len()))
 }
 
 pub async fn list(

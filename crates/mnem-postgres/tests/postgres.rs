@@ -412,52 +412,37 @@ async fn migration_5_rederives_stored_texts_with_mnems_analyzer() {
     );
 }
 
-/// The hypotheses lookup is optional: with its table gone, recall still answers
-/// (`mnem_conformance::dream_cases` holds the assertions).
-#[tokio::test]
-async fn a_failing_hypothesis_lookup_is_omitted_and_recorded() {
-    let Some((config, store)) = fresh().await else {
-        return;
+/// An optional recall lookup's failure case (its assertions in `mnem_conformance`), run
+/// with `$table` renamed away midway: recall must still answer.
+macro_rules! optional_lookup_fails {
+    ($name:ident, $table:literal, $case:path) => {
+        #[tokio::test]
+        async fn $name() {
+            let Some((config, store)) = fresh().await else {
+                return;
+            };
+            let actor = store.open_team("alpha").await.unwrap();
+            let memory = mnem_service::Memory::open(store, None).await.unwrap();
+            let remove_table = async {
+                let (owner, connection) = config.connect(NoTls).await.expect("connect");
+                tokio::spawn(connection);
+                owner
+                    .batch_execute(concat!("ALTER TABLE ", $table, " RENAME TO gone"))
+                    .await
+                    .unwrap();
+            };
+            $case(&memory, &actor, remove_table).await;
+        }
     };
-    let actor = store.open_team("alpha").await.unwrap();
-    let memory = mnem_service::Memory::open(store, None).await.unwrap();
-    let remove_table = async {
-        let (owner, connection) = config.connect(NoTls).await.expect("connect");
-        tokio::spawn(connection);
-        owner
-            .batch_execute("ALTER TABLE hypotheses RENAME TO hypotheses_gone")
-            .await
-            .unwrap();
-    };
-    mnem_conformance::dream_cases::a_failing_hypothesis_lookup_is_omitted_and_recorded(
-        &memory,
-        &actor,
-        remove_table,
-    )
-    .await;
 }
 
-/// The community lookup is optional: with its members table gone, recall still answers
-/// (`mnem_conformance::community_cases` holds the assertions).
-#[tokio::test]
-async fn a_failing_community_lookup_is_omitted_and_recorded() {
-    let Some((config, store)) = fresh().await else {
-        return;
-    };
-    let actor = store.open_team("alpha").await.unwrap();
-    let memory = mnem_service::Memory::open(store, None).await.unwrap();
-    let remove_table = async {
-        let (owner, connection) = config.connect(NoTls).await.expect("connect");
-        tokio::spawn(connection);
-        owner
-            .batch_execute("ALTER TABLE community_members RENAME TO community_members_gone")
-            .await
-            .unwrap();
-    };
-    mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded(
-        &memory,
-        &actor,
-        remove_table,
-    )
-    .await;
-}
+optional_lookup_fails!(
+    a_failing_hypothesis_lookup_is_omitted_and_recorded,
+    "hypotheses",
+    mnem_conformance::dream_cases::a_failing_hypothesis_lookup_is_omitted_and_recorded
+);
+optional_lookup_fails!(
+    a_failing_community_lookup_is_omitted_and_recorded,
+    "community_members",
+    mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded
+);

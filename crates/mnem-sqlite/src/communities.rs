@@ -2,7 +2,7 @@
 
 use mnem_core::graph::{Community, DetectedCommunity};
 use mnem_core::{Actor, CommunityId, EntityId, Timestamp};
-use mnem_store::{new_uuid_v7, CommunityFilter, CommunityPass, Result, StoreError};
+use mnem_store::{new_uuid_v7, CommunityFilter, CommunityPass, CommunityStep, Result, StoreError};
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 
@@ -30,16 +30,10 @@ pub fn record(
         )
         .optional()
         .db()?;
-    if let Some((version, held)) = &latest {
-        if held == fingerprint {
-            return Ok(CommunityPass {
-                version: *version,
-                communities: found.len(),
-                changed: false,
-            });
-        }
-    }
-    let version = latest.map_or(0, |(v, _)| v) + 1;
+    let version = match CommunityPass::plan(latest, fingerprint, found.len()) {
+        CommunityStep::Unchanged(pass) => return Ok(pass),
+        CommunityStep::Write { version } => version,
+    };
     for clear in mnem_sql::clear_communities("?1") {
         conn.execute(&clear, params![team]).db()?;
     }
@@ -84,11 +78,7 @@ pub fn record(
                 .db()?;
         }
     }
-    Ok(CommunityPass {
-        version,
-        communities: found.len(),
-        changed: true,
-    })
+    Ok(CommunityPass::written(version, found.len()))
 }
 
 pub fn list(conn: &Connection, actor: &Actor, filter: &CommunityFilter) -> Result<Vec<Community>> {

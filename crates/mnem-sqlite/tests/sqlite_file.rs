@@ -140,46 +140,34 @@ async fn concurrent_reads_on_the_reader_connections_see_every_committed_write() 
     }
 }
 
-/// The hypotheses lookup is optional: with its table gone, recall still answers
-/// (`mnem_conformance::dream_cases` holds the assertions).
-#[tokio::test]
-async fn a_failing_hypothesis_lookup_is_omitted_and_recorded() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mnem.db");
-    let store = SqliteStore::open(&path, clock()).unwrap();
-    let actor = store.open_team("local").await.unwrap();
-    let memory = Memory::open(store, None).await.unwrap();
-    let remove_table = async {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch("ALTER TABLE hypotheses RENAME TO hypotheses_gone")
-            .unwrap();
+/// An optional recall lookup's failure case (its assertions in `mnem_conformance`), run
+/// with `$table` renamed away midway: recall must still answer.
+macro_rules! optional_lookup_fails {
+    ($name:ident, $table:literal, $case:path) => {
+        #[tokio::test]
+        async fn $name() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("mnem.db");
+            let store = SqliteStore::open(&path, clock()).unwrap();
+            let actor = store.open_team("local").await.unwrap();
+            let memory = Memory::open(store, None).await.unwrap();
+            let remove_table = async {
+                let conn = rusqlite::Connection::open(&path).unwrap();
+                conn.execute_batch(concat!("ALTER TABLE ", $table, " RENAME TO gone"))
+                    .unwrap();
+            };
+            $case(&memory, &actor, remove_table).await;
+        }
     };
-    mnem_conformance::dream_cases::a_failing_hypothesis_lookup_is_omitted_and_recorded(
-        &memory,
-        &actor,
-        remove_table,
-    )
-    .await;
 }
 
-/// The community lookup is optional: with its members table gone, recall still answers
-/// (`mnem_conformance::community_cases` holds the assertions).
-#[tokio::test]
-async fn a_failing_community_lookup_is_omitted_and_recorded() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mnem.db");
-    let store = SqliteStore::open(&path, clock()).unwrap();
-    let actor = store.open_team("local").await.unwrap();
-    let memory = Memory::open(store, None).await.unwrap();
-    let remove_table = async {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch("ALTER TABLE community_members RENAME TO community_members_gone")
-            .unwrap();
-    };
-    mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded(
-        &memory,
-        &actor,
-        remove_table,
-    )
-    .await;
-}
+optional_lookup_fails!(
+    a_failing_hypothesis_lookup_is_omitted_and_recorded,
+    "hypotheses",
+    mnem_conformance::dream_cases::a_failing_hypothesis_lookup_is_omitted_and_recorded
+);
+optional_lookup_fails!(
+    a_failing_community_lookup_is_omitted_and_recorded,
+    "community_members",
+    mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded
+);

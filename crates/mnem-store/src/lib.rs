@@ -464,6 +464,45 @@ pub struct CommunityPass {
     pub changed: bool,
 }
 
+/// What a community pass does once it has read the team's latest run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommunityStep {
+    /// The same communities as the latest run (same fingerprint): nothing is written.
+    Unchanged(CommunityPass),
+    /// Write the communities as this version.
+    Write { version: i64 },
+}
+
+impl CommunityPass {
+    /// Decides a pass from the team's latest run (`version`, `fingerprint`), if any.
+    pub fn plan(
+        latest: Option<(i64, String)>,
+        fingerprint: &str,
+        communities: usize,
+    ) -> CommunityStep {
+        match latest {
+            Some((version, held)) if held == fingerprint => CommunityStep::Unchanged(Self {
+                version,
+                communities,
+                changed: false,
+            }),
+            Some((version, _)) => CommunityStep::Write {
+                version: version + 1,
+            },
+            None => CommunityStep::Write { version: 1 },
+        }
+    }
+
+    /// A pass that wrote `communities` as `version`.
+    pub fn written(version: i64, communities: usize) -> Self {
+        Self {
+            version,
+            communities,
+            changed: true,
+        }
+    }
+}
+
 /// Which communities a read returns: with `entities`, only those holding one of them
 /// (the most matched first); otherwise all, largest first. At most `limit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
