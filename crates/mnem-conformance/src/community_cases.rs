@@ -8,38 +8,27 @@ use mnem_core::{Actor, EvidenceId, RecallQuery};
 use mnem_service::{CommunityReport, Recall};
 use serde_json::{json, Value};
 
-use crate::dream_cases::claim;
+use crate::dream_cases::{chain_requests, claim};
 use crate::graph_cases::write;
 use crate::helpers::{an_optional_branch_fails_quietly, ids, remember_all, Backend, Fixture};
 
-/// The Atlas team: four claims tying Mark, Lena, Atlas and Redis together.
+/// The Atlas team: four claims tying Mark, Lena, Atlas and Redis together (dreaming's
+/// chain and two more).
 fn atlas_claims() -> Vec<Value> {
-    vec![
-        claim(
-            "Mark works on Atlas",
-            ("Mark", "person"),
-            "works_on",
-            ("Atlas", "project"),
-        ),
-        claim(
-            "Lena works on Atlas",
-            ("Lena", "person"),
-            "works_on",
-            ("Atlas", "project"),
-        ),
-        claim(
-            "Atlas uses Redis",
-            ("Atlas", "project"),
-            "uses",
-            ("Redis", "product"),
-        ),
-        claim(
-            "Lena maintains Redis",
-            ("Lena", "person"),
-            "maintains",
-            ("Redis", "product"),
-        ),
-    ]
+    let mut claims = chain_requests().to_vec();
+    claims.push(claim(
+        "Lena works on Atlas",
+        ("Lena", "person"),
+        "works_on",
+        ("Atlas", "project"),
+    ));
+    claims.push(claim(
+        "Lena maintains Redis",
+        ("Lena", "person"),
+        "maintains",
+        ("Redis", "product"),
+    ));
+    claims
 }
 
 /// The Borealis team: a triangle of Ana, Borealis and Kafka, nothing shared with Atlas.
