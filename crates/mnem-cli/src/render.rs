@@ -697,9 +697,14 @@ pub fn communities(
     }
     if let Some((report, took)) = report {
         println!(
-            "read {} relationships, found {} communities, version {} ({}), in {} ms",
+            "read {} relationships, found {} {}, version {} ({}), in {} ms",
             report.relationships,
             report.communities,
+            if report.communities == 1 {
+                "community"
+            } else {
+                "communities"
+            },
             report.version,
             if report.changed { "new" } else { "unchanged" },
             took.as_millis()
