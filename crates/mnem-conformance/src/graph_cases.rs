@@ -611,6 +611,26 @@ pub async fn hub_expansion_is_bounded<S: Backend>(fx: Fixture<S>) {
     assert!(paths.iter().all(|p| p.relationships.len() <= 2));
     let defaults = mnem_core::graph::DiscoveryLimits::default();
     assert!(path_ids(&paths).len() <= defaults.max_edges);
+    // The cap itself: the hub's adjacency read stops at the fan-out and says it is a hub;
+    // a member's single edge is read whole.
+    let edge = &paths[0].relationships[0];
+    let guild = edge.object.entity_id().expect("Guild is an entity");
+    let member = edge.subject.entity_id;
+    let read = fx
+        .store
+        .adjacency(
+            &fx.actor,
+            vec![guild, member],
+            GraphView::default(),
+            defaults.fanout,
+        )
+        .await
+        .expect("adjacency");
+    let of = |id| read.iter().find(|a| a.entity_id == id).expect("read");
+    assert_eq!(of(guild).edges.len(), defaults.fanout, "40 edges, capped");
+    assert!(of(guild).hub);
+    assert_eq!(of(member).edges.len(), 1);
+    assert!(!of(member).hub);
 }
 
 pub async fn cycles_terminate_without_revisiting<S: Backend>(fx: Fixture<S>) {

@@ -50,6 +50,9 @@ async fn the_same_text_in_two_teams_never_crosses_over() {
     let dataset = read("longmemeval", &fixture("longmemeval_mini.json"), None).unwrap();
     let report = run(&dataset, &lexical()).await.unwrap();
     assert_eq!(report.profiles[0].cross_team_leaks, 0);
+    // Zero leaks from recalls that found something: each answer ranks first.
+    assert_eq!(report.profiles[0].overall.questions, 2);
+    assert_eq!(report.profiles[0].overall.session_recall_any_at_1, 1.0);
 }
 
 #[tokio::test]
