@@ -17,15 +17,9 @@ use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUN
 use crate::{param_refs, DbResult, Param};
 use mnem_sql::evidence_state_expr;
 
-/// The evidence columns with `state` as the view sees it.
+/// This backend's evidence columns with `state` as the view sees it.
 pub fn evidence_columns(known_at: Option<Timestamp>) -> String {
-    match known_at {
-        None => EVIDENCE_COLUMNS.to_string(),
-        Some(_) => EVIDENCE_COLUMNS.replace(
-            "e.state",
-            &format!("({}) AS state", evidence_state_expr(known_at)),
-        ),
-    }
+    mnem_sql::evidence_columns_at(EVIDENCE_COLUMNS, known_at)
 }
 
 /// SQL text plus numbered parameters, built together so they cannot drift apart.
@@ -201,20 +195,6 @@ async fn term_weights(
     Ok(Some(weights))
 }
 
-/// The order keys of `mnem_core::compare_hits`, in its precedence, so the rows a LIMIT
-/// keeps are the rows the core ranks first.
-fn order_keys(query: &RecallQuery, ranked: bool) -> Vec<&'static str> {
-    let mut keys = Vec::new();
-    if ranked && query.order == Order::Relevance {
-        keys.push("relevance DESC");
-    }
-    if query.scope_filter().is_widened() {
-        keys.push("scope_depth DESC");
-    }
-    keys.extend(["observed_at DESC", "evidence_id ASC"]);
-    keys
-}
-
 /// The lexical branch (or a listing): filters, scores, orders and limits on narrow rows,
 /// then reads full records only for the rows that survived.
 ///
@@ -304,7 +284,8 @@ async fn lexical_statement(
         }
     }
     push_eligibility(&mut stmt, actor, query, now);
-    let keys = order_keys(query, ranked);
+    let keys =
+        mnem_sql::candidate_order_keys(query.order, query.scope_filter().is_widened(), ranked);
     let limit = stmt.arg(pool as i64);
     stmt.sql
         .push_str(&format!(" ORDER BY {} LIMIT {limit}", keys.join(", ")));

@@ -320,6 +320,39 @@ pub fn dream_inputs_condition(limit: usize) -> String {
     )
 }
 
+/// A backend's evidence column list (`columns`, ending in `e.state`) with `state` as the
+/// view sees it: a `known_at` read reports each record's state as of then, so the core's
+/// eligibility re-check means the same thing on every backend.
+pub fn evidence_columns_at(columns: &str, known_at: Option<Timestamp>) -> String {
+    match known_at {
+        None => columns.to_string(),
+        Some(_) => columns.replace(
+            "e.state",
+            &format!("({}) AS state", evidence_state_expr(known_at)),
+        ),
+    }
+}
+
+/// `ORDER BY` keys over a recall branch's narrow candidate rows (columns `relevance`,
+/// `scope_depth`, `observed_at`, `evidence_id`), in the precedence of
+/// [`mnem_core::compare_hits`], so the rows a `LIMIT` keeps are the rows the core ranks
+/// first. `ranked`: the rows carry a relevance (a text query, not a listing).
+pub fn candidate_order_keys(
+    order: mnem_core::Order,
+    widened: bool,
+    ranked: bool,
+) -> Vec<&'static str> {
+    let mut keys = Vec::new();
+    if ranked && order == mnem_core::Order::Relevance {
+        keys.push("relevance DESC");
+    }
+    if widened {
+        keys.push("scope_depth DESC");
+    }
+    keys.extend(["observed_at DESC", "evidence_id ASC"]);
+    keys
+}
+
 /// The team's latest community computation: version and fingerprint.
 pub fn latest_community_run(team: &str) -> String {
     format!(
@@ -428,5 +461,96 @@ impl TryFrom<CommunityRow> for mnem_core::graph::Community {
             summary: row.summary,
             matched_entities: count(row.matched)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Ordering;
+
+    use mnem_core::{
+        sort_hits, EvidenceId, NewEvidence, Order, ProfileId, RecallHit, Scope, Score, TeamId,
+        Timestamp,
+    };
+    use uuid::Uuid;
+
+    use super::candidate_order_keys;
+
+    fn hit(id: u128, score: f64, scope: &str, observed: i64) -> RecallHit {
+        let mut new = NewEvidence::new("x");
+        new.scope = Scope::parse(scope).expect("scope");
+        new.observed_at = Some(Timestamp::from_seconds(observed));
+        let evidence = new
+            .into_evidence(
+                EvidenceId(Uuid::from_u128(id)),
+                TeamId(Uuid::nil()),
+                ProfileId(Uuid::nil()),
+                Timestamp::from_seconds(observed),
+            )
+            .expect("evidence");
+        RecallHit {
+            context: evidence.content.clone(),
+            evidence,
+            score: Score::from_relevance(score),
+            components: Default::default(),
+            before: Vec::new(),
+            after: Vec::new(),
+        }
+    }
+
+    /// What SQL does with `keys`: each key compares its column, in order.
+    fn sql_order(keys: &[&str], a: &RecallHit, b: &RecallHit) -> Ordering {
+        keys.iter().fold(Ordering::Equal, |so_far, key| {
+            so_far.then_with(|| match *key {
+                "relevance DESC" => b.score.total_cmp(&a.score),
+                "scope_depth DESC" => b.evidence.scope.depth().cmp(&a.evidence.scope.depth()),
+                "observed_at DESC" => b.evidence.observed_at.cmp(&a.evidence.observed_at),
+                "evidence_id ASC" => a.evidence.id.cmp(&b.evidence.id),
+                other => panic!("a key this test does not know: {other}"),
+            })
+        })
+    }
+
+    /// Items that tie and differ on every key in turn, so each key's place is tested.
+    fn items() -> Vec<RecallHit> {
+        let mut all = Vec::new();
+        let mut id = 1;
+        for score in [0.2, 0.9] {
+            for scope in ["", "acme/api"] {
+                for observed in [100, 900] {
+                    for _ in 0..2 {
+                        all.push(hit(id, score, scope, observed));
+                        id += 1;
+                    }
+                }
+            }
+        }
+        all.reverse();
+        all
+    }
+
+    #[test]
+    fn the_sql_order_is_the_cores_order() {
+        for order in [Order::Relevance, Order::Recent] {
+            for widened in [false, true] {
+                let keys = candidate_order_keys(order, widened, true);
+                let mut by_sql = items();
+                by_sql.sort_by(|a, b| sql_order(&keys, a, b));
+                let mut by_core = items();
+                sort_hits(&mut by_core, order, widened);
+                let ids =
+                    |hits: &[RecallHit]| hits.iter().map(|h| h.evidence.id).collect::<Vec<_>>();
+                assert_eq!(ids(&by_sql), ids(&by_core), "{order:?}, widened {widened}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_listing_orders_without_relevance() {
+        let keys = candidate_order_keys(Order::Relevance, true, false);
+        assert_eq!(
+            keys,
+            ["scope_depth DESC", "observed_at DESC", "evidence_id ASC"]
+        );
     }
 }

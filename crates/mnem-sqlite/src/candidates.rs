@@ -14,16 +14,9 @@ use crate::ann::{AnnIndexes, Plan};
 use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
 use mnem_sql::evidence_state_expr;
 
-/// The evidence columns with `state` as the view sees it: a `known_at` read reports each
-/// record's state as of then, so the core's eligibility re-check means the same thing.
+/// This backend's evidence columns with `state` as the view sees it.
 fn evidence_columns(known_at: Option<Timestamp>) -> String {
-    match known_at {
-        None => EVIDENCE_COLUMNS.to_string(),
-        Some(_) => EVIDENCE_COLUMNS.replace(
-            "e.state",
-            &format!("({}) AS state", evidence_state_expr(known_at)),
-        ),
-    }
+    mnem_sql::evidence_columns_at(EVIDENCE_COLUMNS, known_at)
 }
 
 /// The narrow columns the candidate query filters and sorts on, before hydration.
@@ -148,11 +141,8 @@ pub fn lexical(
 
     // The same keys, in the same precedence, as mnem_core::compare_hits, so the rows this
     // LIMIT keeps are the rows the core ranks first.
-    let mut order_keys: Vec<&str> = Vec::new();
-    if query.scope_filter().is_widened() {
-        order_keys.push("scope_depth DESC");
-    }
-    order_keys.extend(["observed_at DESC", "evidence_id ASC"]);
+    let order_keys =
+        mnem_sql::candidate_order_keys(query.order, query.scope_filter().is_widened(), false);
     stmt.sql
         .push_str(&format!(" ORDER BY {}", order_keys.join(", ")));
     stmt.push(" LIMIT ?", Value::Integer(pool as i64));
