@@ -455,7 +455,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let wake = Arc::new(tokio::sync::Notify::new());
             let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
             let dreamer = spawn_deriver(Arc::clone(&memory), DERIVE_INTERVAL);
-            let ops = mnem_mcp::Operations::new(memory).notifying(wake);
+            let ops = mnem_api::Operations::new(memory).notifying(wake);
             let tools = mnem_mcp::MemoryTools::new(ops, mnem_core::Principal::local(actor));
             let served = mnem_mcp::serve_stdio(tools).await;
             worker.abort();
@@ -853,7 +853,7 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
         metrics_token: args.metrics_token.clone(),
     };
     let router = mnem_server::router(
-        mnem_mcp::Operations::new(memory).notifying(wake),
+        mnem_api::Operations::new(memory).notifying(wake),
         auth,
         &config,
     );

@@ -1,6 +1,10 @@
 //! One fuzz target per input path. Each must never panic on any input, and keeps the
 //! invariant named in its comment. `MNEM_FUZZ_CASES=N` sets the cases per target.
 
+use mnem_api::{
+    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
+    TraceInput,
+};
 use mnem_core::anchors::parse_anchors;
 use mnem_core::graph::RememberRequest;
 use mnem_core::screen::{quarantine_reason, screen};
@@ -8,10 +12,6 @@ use mnem_core::temporal::parse_time_hint;
 use mnem_core::text::query_terms;
 use mnem_core::{RecallPlan, RecallQuery, SourceType, Timestamp};
 use mnem_fuzz::{config, corpus, json_from, text_from};
-use mnem_mcp::{
-    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
-    TraceInput,
-};
 use proptest::prelude::*;
 use serde_json::Value;
 

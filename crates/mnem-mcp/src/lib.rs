@@ -7,9 +7,6 @@
 //! authentication of each request — and no tool argument can name or change it. Logs go
 //! to stderr: on stdio, stdout is the protocol.
 
-mod input;
-mod ops;
-
 use mnem_core::Principal;
 use mnem_store::{GraphStore, SearchIndex};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -17,12 +14,10 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
-pub use input::{
-    CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
-    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
-    DEFAULT_HELD_LISTED,
+use mnem_api::{
+    CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput, OpError,
+    Operations, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
 };
-pub use ops::{OpError, OpErrorClass, Operations, RecallObserver};
 
 /// How an agent should use the tools, sent once at initialisation.
 const INSTRUCTIONS: &str = "Long-term memory for this team. Call recall_memory at the start \

@@ -21,7 +21,7 @@ async fn connect(store: SqliteStore, team: &str) -> Client {
     let memory = Arc::new(Memory::open(store, None).await.unwrap());
     let (client_side, server_side) = tokio::io::duplex(1 << 16);
     let tools = MemoryTools::new(
-        mnem_mcp::Operations::new(memory),
+        mnem_api::Operations::new(memory),
         mnem_core::Principal::local(actor),
     );
     tokio::spawn(async move {
@@ -66,23 +66,14 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "correct_relationship",
-            "export_memory_pack",
-            "forget",
-            "get_hypothesis",
-            "list_hypotheses",
-            "recall_memory",
-            "release_evidence",
-            "remember",
-            "resolve_hypothesis",
-            "retract_evidence",
-            "submit_recall_feedback",
-            "trace_memory"
-        ]
-    );
+    // Exactly the tools the operations table names.
+    let mut table: Vec<&str> = mnem_api::OPERATIONS
+        .iter()
+        .filter_map(|op| op.tool)
+        .collect();
+    table.sort();
+    assert_eq!(names, table);
+    assert_eq!(names.len(), 12);
     for tool in &tools {
         assert_eq!(
             tool.input_schema.get("additionalProperties"),

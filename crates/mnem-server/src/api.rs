@@ -5,9 +5,10 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, Json};
+use axum::routing::post;
+use axum::{Extension, Json, Router};
+use mnem_api::{OpError, OpErrorClass};
 use mnem_core::Principal;
-use mnem_mcp::{OpError, OpErrorClass};
 use mnem_store::{CredentialStore, GraphStore, SearchIndex};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -92,6 +93,12 @@ mod tests {
     use super::rejected_field;
 
     #[test]
+    fn every_operation_is_routed_once() {
+        let names: Vec<&str> = mnem_api::OPERATIONS.iter().map(|op| op.name).collect();
+        assert_eq!(super::ROUTED, names.as_slice());
+    }
+
+    #[test]
     fn a_rejection_names_its_field() {
         let prefix = "Failed to deserialize the JSON body into the target type: ";
         for (text, want) in [
@@ -128,6 +135,18 @@ fn answer(result: Result<Value, OpError>) -> Response {
 
 macro_rules! handlers {
     ($($name:ident: $input:ty => $op:ident;)+) => {
+        /// Every JSON API route, `POST /v1/<name>`, on `router`.
+        pub(crate) fn routes<S>(router: Router<App<S>>) -> Router<App<S>>
+        where
+            S: GraphStore + SearchIndex + CredentialStore + Clone + 'static,
+        {
+            router$(.route(concat!("/v1/", stringify!($name)), post($name::<S>)))+
+        }
+
+        /// The routed operation names, for the test against `mnem_api::OPERATIONS`.
+        #[cfg(test)]
+        pub(crate) const ROUTED: &[&str] = &[$(stringify!($name)),+];
+
         $(
             pub(crate) async fn $name<S>(
                 State(app): State<App<S>>,
@@ -144,17 +163,17 @@ macro_rules! handlers {
 }
 
 handlers! {
-    recall: mnem_mcp::RecallInput => recall;
+    recall: mnem_api::RecallInput => recall;
     remember: mnem_core::graph::RememberRequest => remember;
-    trace: mnem_mcp::TraceInput => trace;
-    export: mnem_mcp::ExportInput => export_pack;
-    hypotheses: mnem_mcp::ListHypothesesInput => list_hypotheses;
-    hypothesis: mnem_mcp::GetHypothesisInput => get_hypothesis;
-    resolve_hypothesis: mnem_mcp::ResolveHypothesisInput => resolve_hypothesis;
-    retract: mnem_mcp::RetractInput => retract;
-    release: mnem_mcp::ReleaseInput => release;
+    trace: mnem_api::TraceInput => trace;
+    export: mnem_api::ExportInput => export_pack;
+    hypotheses: mnem_api::ListHypothesesInput => list_hypotheses;
+    hypothesis: mnem_api::GetHypothesisInput => get_hypothesis;
+    resolve_hypothesis: mnem_api::ResolveHypothesisInput => resolve_hypothesis;
+    retract: mnem_api::RetractInput => retract;
+    release: mnem_api::ReleaseInput => release;
     feedback: mnem_core::feedback::FeedbackInput => feedback;
-    quarantined: mnem_mcp::QuarantinedInput => quarantined;
-    correct: mnem_mcp::CorrectInput => correct;
-    forget: mnem_mcp::ForgetInput => forget;
+    quarantined: mnem_api::QuarantinedInput => quarantined;
+    correct: mnem_api::CorrectInput => correct;
+    forget: mnem_api::ForgetInput => forget;
 }

@@ -22,9 +22,10 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Json, Router};
-use mnem_mcp::{MemoryTools, Operations};
+use mnem_api::Operations;
+use mnem_mcp::MemoryTools;
 use mnem_service::Authenticator;
 use mnem_store::{CredentialStore, GraphStore, SearchIndex};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -99,22 +100,6 @@ impl<S> Clone for App<S> {
     }
 }
 
-const API_OPERATIONS: [&str; 13] = [
-    "recall",
-    "remember",
-    "trace",
-    "export",
-    "hypotheses",
-    "hypothesis",
-    "resolve_hypothesis",
-    "retract",
-    "release",
-    "feedback",
-    "quarantined",
-    "correct",
-    "forget",
-];
-
 /// The server's routes over `ops`, authenticating with `auth`.
 pub fn router<S>(ops: Operations<S>, auth: Arc<Authenticator<S>>, config: &ServerConfig) -> Router
 where
@@ -147,20 +132,7 @@ where
             .with_max_request_body_bytes(limits.max_body_bytes)
             .with_allowed_hosts(hosts),
     );
-    let authenticated = Router::new()
-        .route("/v1/recall", post(api::recall::<S>))
-        .route("/v1/remember", post(api::remember::<S>))
-        .route("/v1/trace", post(api::trace::<S>))
-        .route("/v1/export", post(api::export::<S>))
-        .route("/v1/hypotheses", post(api::hypotheses::<S>))
-        .route("/v1/hypothesis", post(api::hypothesis::<S>))
-        .route("/v1/resolve_hypothesis", post(api::resolve_hypothesis::<S>))
-        .route("/v1/retract", post(api::retract::<S>))
-        .route("/v1/release", post(api::release::<S>))
-        .route("/v1/feedback", post(api::feedback::<S>))
-        .route("/v1/quarantined", post(api::quarantined::<S>))
-        .route("/v1/correct", post(api::correct::<S>))
-        .route("/v1/forget", post(api::forget::<S>))
+    let authenticated = api::routes(Router::new())
         .nest_service("/mcp", mcp)
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         // Inner: runs only for authenticated requests, so no body is read before then.
@@ -249,20 +221,6 @@ where
         .into_response()
 }
 
-const MCP_TOOLS: [&str; 12] = [
-    "recall_memory",
-    "remember",
-    "trace_memory",
-    "export_memory_pack",
-    "list_hypotheses",
-    "get_hypothesis",
-    "resolve_hypothesis",
-    "retract_evidence",
-    "release_evidence",
-    "submit_recall_feedback",
-    "correct_relationship",
-    "forget",
-];
 const MCP_METHODS: [&str; 4] = [
     "initialize",
     "notifications/initialized",
@@ -277,11 +235,9 @@ fn mcp_operation(message: &serde_json::Value) -> &'static str {
     let known =
         |names: &[&'static str], name: &str| names.iter().copied().find(|known| *known == name);
     if method == "tools/call" {
-        known(
-            &MCP_TOOLS,
-            message["params"]["name"].as_str().unwrap_or_default(),
-        )
-        .unwrap_or("unknown_tool")
+        mnem_api::Operation::of_tool(message["params"]["name"].as_str().unwrap_or_default())
+            .and_then(|op| op.tool)
+            .unwrap_or("unknown_tool")
     } else {
         known(&MCP_METHODS, method).unwrap_or("other")
     }
@@ -379,11 +335,7 @@ where
     let (operation, status) = match path.strip_prefix("/v1/") {
         // Known operations only: a label per arbitrary path would grow without bound.
         Some(op) => (
-            API_OPERATIONS
-                .iter()
-                .copied()
-                .find(|known| *known == op)
-                .unwrap_or("unknown"),
+            mnem_api::Operation::named(op).map_or("unknown", |known| known.name),
             response.status().as_u16().to_string(),
         ),
         None => match response.extensions().get::<McpCall>() {

@@ -2,11 +2,11 @@
 //! API deserialises (and the MCP tools publish), so the document cannot drift from what
 //! the server accepts.
 
-use mnem_core::graph::RememberRequest;
-use mnem_mcp::{
+use mnem_api::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
     QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
 };
+use mnem_core::graph::RememberRequest;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
@@ -16,7 +16,6 @@ struct Operation {
     name: &'static str,
     summary: &'static str,
     request: Value,
-    writes: bool,
 }
 
 fn error_response(description: &str) -> Value {
@@ -41,7 +40,8 @@ fn path_item(op: &Operation) -> Value {
         "401".into(),
         error_response("Missing, invalid, revoked or expired API key"),
     );
-    if op.writes {
+    // Whether it needs a write key is said once, in `mnem_api::OPERATIONS`.
+    if mnem_api::Operation::named(op.name).is_none_or(|named| named.writes) {
         responses.insert("403".into(), error_response("The key is read-only"));
         responses.insert(
             "409".into(),
@@ -81,86 +81,73 @@ pub fn document() -> Value {
             summary:
                 "Ranked evidence within a byte budget, plus discovery paths (MCP: recall_memory)",
             request: schema(of::<RecallInput>),
-            writes: false,
         },
         Operation {
             name: "remember",
             summary: "Store evidence and the relationship claims it proves; a text the team \
                       already holds answers the stored id with `duplicate` (MCP: remember)",
             request: schema(of::<RememberRequest>),
-            writes: true,
         },
         Operation {
             name: "trace",
             summary:
                 "One relationship with its evidence, verification and history (MCP: trace_memory)",
             request: schema(of::<TraceInput>),
-            writes: false,
         },
         Operation {
             name: "export",
             summary: "The caller's memory (or a scope/time slice) as a memory pack: JSON Lines \
                       with a SHA-256 manifest, never vectors (MCP: export_memory_pack)",
             request: schema(of::<ExportInput>),
-            writes: false,
         },
         Operation {
             name: "hypotheses",
             summary: "The team's hypotheses (dreaming), newest first, by status; never \
                       evidence (MCP: list_hypotheses)",
             request: schema(of::<ListHypothesesInput>),
-            writes: false,
         },
         Operation {
             name: "hypothesis",
             summary: "One hypothesis with its sources and resolution (MCP: get_hypothesis)",
             request: schema(of::<GetHypothesisInput>),
-            writes: false,
         },
         Operation {
             name: "resolve_hypothesis",
             summary: "Confirm an open hypothesis with a proof written as a remember, or reject \
                       it (MCP: resolve_hypothesis)",
             request: schema(of::<ResolveHypothesisInput>),
-            writes: true,
         },
         Operation {
             name: "retract",
             summary: "Retract your writes of evidence; what it supported is re-assessed, an \
                       item others also wrote stays (MCP: retract_evidence)",
             request: schema(of::<RetractInput>),
-            writes: true,
         },
         Operation {
             name: "feedback",
             summary: "Record how useful one recall's results were; changes nothing it judges \
                       (MCP: submit_recall_feedback)",
             request: schema(of::<mnem_core::feedback::FeedbackInput>),
-            writes: true,
         },
         Operation {
             name: "release",
             summary: "Return quarantined evidence to recall after review (MCP: release_evidence)",
             request: schema(of::<ReleaseInput>),
-            writes: true,
         },
         Operation {
             name: "quarantined",
             summary: "Evidence held out of recall, newest first, with why it was held",
             request: schema(of::<QuarantinedInput>),
-            writes: true,
         },
         Operation {
             name: "correct",
             summary: "A new, version-fenced version of a relationship (MCP: correct_relationship)",
             request: schema(of::<CorrectInput>),
-            writes: true,
         },
         Operation {
             name: "forget",
             summary: "Erase your own private evidence and what derives only from it (MCP: forget)",
             request: schema(of::<ForgetInput>),
-            writes: true,
         },
     ];
     let mut paths = Map::new();
@@ -190,4 +177,25 @@ pub fn document() -> Value {
             "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer", "description": "`mnem key create` prints the key once"}}
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_document_lists_every_operation_and_its_key_scope() {
+        let doc = super::document();
+        let paths = doc["paths"].as_object().expect("paths");
+        let mut documented: Vec<&str> = paths
+            .keys()
+            .map(|path| path.trim_start_matches("/v1/"))
+            .collect();
+        let mut named: Vec<&str> = mnem_api::OPERATIONS.iter().map(|op| op.name).collect();
+        documented.sort_unstable();
+        named.sort_unstable();
+        assert_eq!(documented, named);
+        for op in mnem_api::OPERATIONS {
+            let responses = &paths[&format!("/v1/{}", op.name)]["post"]["responses"];
+            assert_eq!(responses.get("403").is_some(), op.writes, "{}", op.name);
+        }
+    }
 }
