@@ -1,8 +1,7 @@
 //! Communities: clusters of entities the team's eligible relationships tie densely
 //! together, found by the Leiden algorithm (modularity at resolution 0.5, fixed seed:
-//! deterministic), each
-//! with a short deterministic summary (its most connected entities and most frequent
-//! predicates). A community is derived, never evidence: a recall that asks for it shows
+//! deterministic), each with a short deterministic summary (its most connected entities
+//! and most frequent predicates). A community is derived, never evidence: a recall that asks for it shows
 //! summaries only in result slots the direct ranking left unused, in their own field
 //! ([`fill_unused_slots`]). Pure; the stores read the relationships and keep the result.
 
@@ -264,7 +263,7 @@ fn summary_text(
     predicates: &[PredicateCount],
 ) -> String {
     let names: Vec<&str> = top.iter().map(|e| e.name.as_str()).collect();
-    let named = match (names.split_last(), entities - names.len()) {
+    let named = match (names.split_last(), entities.saturating_sub(names.len())) {
         (Some((last, rest)), 0) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         (_, 0) => names.join(", "),
         (_, more) => format!(
