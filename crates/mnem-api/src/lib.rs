@@ -1,7 +1,8 @@
-//! The operations layer: what every transport offers, written once. MCP tools, the HTTP
-//! JSON API and the CLI parse into these inputs (JSON Schemas that refuse unknown fields,
+//! The operations layer: what the network transports offer, written once. MCP tools and
+//! the HTTP JSON API parse into these inputs (JSON Schemas that refuse unknown fields,
 //! errors that name the field), call [`Operations`], and map [`OpError`] classes to their
-//! own codes, so no transport holds a rule another lacks. [`OPERATIONS`] names each
+//! own codes, so neither holds a rule the other lacks. (The CLI reaches them through
+//! `mnem mcp` and `mnem serve`; its own commands still build core queries from flags.) [`OPERATIONS`] names each
 //! operation once, with its MCP tool and whether it writes.
 
 mod input;
