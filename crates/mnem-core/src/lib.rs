@@ -6,7 +6,7 @@
 //! backend rank identically: they produce candidates, this crate decides their order.
 
 #[macro_use]
-mod vocab;
+mod word_enum;
 
 pub mod anchors;
 pub mod auth;

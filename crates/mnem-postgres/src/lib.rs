@@ -8,18 +8,18 @@
 //! connections act as `mnem_app`, a role that owns nothing and cannot bypass the
 //! policies. No user text is ever spliced into SQL or read as query syntax.
 
-mod candidates;
 mod communities;
 mod credentials;
 mod dedup;
+mod embedding_queue;
 mod feedback;
 mod graph;
 mod hypotheses;
 mod migrations;
 mod pack;
 mod prepared;
+mod recall_branches;
 mod rows;
-mod search;
 pub mod testing;
 
 use std::collections::HashMap;
@@ -41,7 +41,7 @@ use mnem_core::{
     RelationshipId, TeamId, Timestamp,
 };
 use mnem_store::dedup::{NewRecord, Settled};
-use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
+use mnem_store::{batch_records, graph_write, new_record, trace_read, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, CommunityFilter, CommunityPass,
     Degradation, EvidenceStore, GraphStore, GraphView, HypothesisFilter, HypothesisPass,
@@ -210,7 +210,7 @@ impl PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         let now = self.clock.now();
-        candidates::explain_vector(&tx, actor, query, vector, contract, now, pool).await
+        recall_branches::explain_vector(&tx, actor, query, vector, contract, now, pool).await
     }
 
     /// A pooled connection, acting as [`APP_ROLE`].
@@ -344,7 +344,7 @@ impl EvidenceStore for PgStore {
     ) -> Result<Vec<Candidate>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        candidates::lexical(&tx, actor, query, now, pool, self.prune_lexical).await
+        recall_branches::lexical(&tx, actor, query, now, pool, self.prune_lexical).await
     }
 
     async fn neighbours(
@@ -357,7 +357,7 @@ impl EvidenceStore for PgStore {
     ) -> Result<HashMap<EvidenceId, Neighbours>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        candidates::neighbours(&tx, actor, query, now, &hits, window).await
+        recall_branches::neighbours(&tx, actor, query, now, &hits, window).await
     }
 }
 
@@ -512,7 +512,7 @@ impl GraphStore for PgStore {
     async fn trace(&self, actor: &Actor, id: RelationshipId, view: GraphView) -> Result<Trace> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph_read::trace(&PgRows { tx: &tx }, actor, id, &view).await
+        trace_read::trace(&PgRows { tx: &tx }, actor, id, &view).await
     }
 
     async fn entities_named(
@@ -689,13 +689,13 @@ impl PgStore {
 impl SearchIndex for PgStore {
     async fn recorded_contract(&self) -> Result<Option<EmbeddingContract>> {
         let client = self.client().await?;
-        search::recorded_contract(as_client(&client)).await
+        embedding_queue::recorded_contract(as_client(&client)).await
     }
 
     async fn activate_contract(&self, contract: &EmbeddingContract) -> Result<()> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, None, false).await?;
-        search::activate_contract(&tx, contract).await?;
+        embedding_queue::activate_contract(&tx, contract).await?;
         tx.commit().await.db()?;
         migrations::ensure_vector_indexes(&self.owner, contract.dims).await
     }
@@ -704,7 +704,7 @@ impl SearchIndex for PgStore {
         let now = self.clock.now();
         let mut client = self.client().await?;
         let tx = begin(&mut client, None, false).await?;
-        let queued = search::reindex(&tx, contract, now).await?;
+        let queued = embedding_queue::reindex(&tx, contract, now).await?;
         tx.commit().await.db()?;
         migrations::ensure_vector_indexes(&self.owner, contract.dims).await?;
         Ok(queued)
@@ -713,7 +713,7 @@ impl SearchIndex for PgStore {
     async fn pending_documents(&self, limit: usize) -> Result<Vec<PendingDocument>> {
         let now = self.clock.now();
         let mut client = self.client().await?;
-        search::claim_pending(&mut client, limit, now, None).await
+        embedding_queue::claim_pending(&mut client, limit, now, None).await
     }
 
     async fn team_pending_documents(
@@ -723,7 +723,7 @@ impl SearchIndex for PgStore {
     ) -> Result<Vec<PendingDocument>> {
         let now = self.clock.now();
         let mut client = self.client().await?;
-        search::claim_pending(&mut client, limit, now, Some(team)).await
+        embedding_queue::claim_pending(&mut client, limit, now, Some(team)).await
     }
 
     async fn store_vectors(
@@ -734,7 +734,7 @@ impl SearchIndex for PgStore {
         let now = self.clock.now();
         let mut client = self.client().await?;
         let tx = begin(&mut client, None, false).await?;
-        search::store_vectors(&tx, contract, &vectors, now).await?;
+        embedding_queue::store_vectors(&tx, contract, &vectors, now).await?;
         tx.commit().await.db()
     }
 
@@ -746,13 +746,13 @@ impl SearchIndex for PgStore {
         let now = self.clock.now();
         let mut client = self.client().await?;
         let tx = begin(&mut client, None, false).await?;
-        search::record_failures(&tx, &failures, max_attempts, now).await?;
+        embedding_queue::record_failures(&tx, &failures, max_attempts, now).await?;
         tx.commit().await.db()
     }
 
     async fn freshness(&self, now: Timestamp) -> Result<SearchFreshness> {
         let client = self.client().await?;
-        search::freshness(as_client(&client), now).await
+        embedding_queue::freshness(as_client(&client), now).await
     }
 
     async fn vector_candidates(
@@ -767,17 +767,22 @@ impl SearchIndex for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         let exact = self.vector_search == VectorSearch::Exact;
-        candidates::vector(&tx, actor, query, vector, contract, now, pool, exact).await
+        recall_branches::vector(&tx, actor, query, vector, contract, now, pool, exact).await
     }
 
     async fn record_degradation(&self, degradation: Degradation) -> Result<()> {
         let client = self.client().await?;
-        search::set_meta(as_client(&client), search::DEGRADATION_KEY, &degradation).await
+        embedding_queue::set_meta(
+            as_client(&client),
+            embedding_queue::DEGRADATION_KEY,
+            &degradation,
+        )
+        .await
     }
 
     async fn last_degradation(&self) -> Result<Option<Degradation>> {
         let client = self.client().await?;
-        search::meta(as_client(&client), search::DEGRADATION_KEY).await
+        embedding_queue::meta(as_client(&client), embedding_queue::DEGRADATION_KEY).await
     }
 }
 
@@ -896,7 +901,7 @@ pub(crate) async fn insert_evidence_batch(
         ],
     )
     .await?;
-    search::enqueue_batch(tx, search::EVIDENCE_DOCUMENT, &r.queued).await?;
+    embedding_queue::enqueue_batch(tx, embedding_queue::EVIDENCE_DOCUMENT, &r.queued).await?;
     if !r.ref_rows.0.is_empty() {
         let (teams, kinds, ref_ids, ids) = &r.ref_rows;
         prepared::execute(

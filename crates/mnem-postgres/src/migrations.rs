@@ -65,7 +65,7 @@ pub async fn ensure_vector_indexes(config: &Config, dims: usize) -> Result<()> {
 }
 
 fn vector_index_sql(dims: usize) -> String {
-    let cast = crate::candidates::vector_cast(dims);
+    let cast = crate::recall_branches::vector_cast(dims);
     let ops = if dims > 2000 {
         "halfvec_cosine_ops"
     } else {

@@ -18,7 +18,7 @@ use mnem_core::{Actor, Candidate, Order, RecallQuery, TeamId, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::candidates::{hydrate, push_eligibility, Statement};
+use crate::recall_branches::{hydrate, push_eligibility, Statement};
 
 /// Adds a stored text to its team's posting lists and statistics.
 pub(crate) fn index(

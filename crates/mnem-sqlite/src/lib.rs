@@ -6,18 +6,18 @@
 //! spliced into SQL or read as FTS5 syntax.
 
 mod ann;
-mod candidates;
 mod communities;
 mod credentials;
 mod dedup;
+mod embedding_queue;
 mod feedback;
 mod graph;
 mod hypotheses;
 mod lexical;
 mod migrations;
 mod pack;
+mod recall_branches;
 mod rows;
-mod search;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ use mnem_core::{
     RelationshipId, TeamId, Timestamp,
 };
 use mnem_store::dedup::{NewRecord, Settled};
-use mnem_store::{batch_records, graph_read, graph_write, new_record, Remembered};
+use mnem_store::{batch_records, graph_write, new_record, trace_read, Remembered};
 use mnem_store::{
     new_uuid_v7, validate_profile_name, validate_team_name, CommunityFilter, CommunityPass,
     Degradation, EvidenceStore, GraphStore, GraphView, HypothesisFilter, HypothesisPass,
@@ -351,7 +351,7 @@ impl EvidenceStore for SqliteStore {
         let query = query.clone();
         let prune = self.prune_lexical;
         self.with_reader(move |conn| {
-            candidates::lexical(conn, &actor, &query, now, pool, prune).db()
+            recall_branches::lexical(conn, &actor, &query, now, pool, prune).db()
         })
         .await
     }
@@ -367,7 +367,7 @@ impl EvidenceStore for SqliteStore {
         let actor = *actor;
         let query = query.clone();
         self.with_reader(move |conn| {
-            candidates::neighbours(conn, &actor, &query, now, &hits, window).db()
+            recall_branches::neighbours(conn, &actor, &query, now, &hits, window).db()
         })
         .await
     }
@@ -549,7 +549,7 @@ impl GraphStore for SqliteStore {
         let actor = *actor;
         self.with_reader(move |conn| {
             let rows = SqliteRows { conn };
-            graph::run(graph_read::trace(&rows, &actor, id, &view))
+            graph::run(trace_read::trace(&rows, &actor, id, &view))
         })
         .await
     }
@@ -724,25 +724,25 @@ impl SqliteStore {
 
 impl SearchIndex for SqliteStore {
     async fn recorded_contract(&self) -> Result<Option<EmbeddingContract>> {
-        self.with_reader(|conn| search::recorded_contract(conn))
+        self.with_reader(|conn| embedding_queue::recorded_contract(conn))
             .await
     }
 
     async fn activate_contract(&self, contract: &EmbeddingContract) -> Result<()> {
         let contract = contract.clone();
-        self.with_tx(move |tx| search::activate_contract(tx, &contract))
+        self.with_tx(move |tx| embedding_queue::activate_contract(tx, &contract))
             .await
     }
 
     async fn reindex(&self, contract: &EmbeddingContract) -> Result<u64> {
         let contract = contract.clone();
         let now = self.clock.now();
-        self.with_tx(move |tx| search::reindex(tx, &contract, now))
+        self.with_tx(move |tx| embedding_queue::reindex(tx, &contract, now))
             .await
     }
 
     async fn pending_documents(&self, limit: usize) -> Result<Vec<PendingDocument>> {
-        self.with_conn(move |conn| search::pending_documents(conn, limit))
+        self.with_conn(move |conn| embedding_queue::pending_documents(conn, limit))
             .await
     }
 
@@ -751,7 +751,7 @@ impl SearchIndex for SqliteStore {
         team: TeamId,
         limit: usize,
     ) -> Result<Vec<PendingDocument>> {
-        self.with_conn(move |conn| search::team_pending_documents(conn, team, limit))
+        self.with_conn(move |conn| embedding_queue::team_pending_documents(conn, team, limit))
             .await
     }
 
@@ -764,7 +764,7 @@ impl SearchIndex for SqliteStore {
         let now = self.clock.now();
         self.with_conn(move |conn| {
             let tx = conn.transaction().db()?;
-            search::store_vectors(&tx, &contract, &vectors, now)?;
+            embedding_queue::store_vectors(&tx, &contract, &vectors, now)?;
             tx.commit().db()
         })
         .await
@@ -778,14 +778,14 @@ impl SearchIndex for SqliteStore {
         let now = self.clock.now();
         self.with_conn(move |conn| {
             let tx = conn.transaction().db()?;
-            search::record_failures(&tx, &failures, max_attempts, now)?;
+            embedding_queue::record_failures(&tx, &failures, max_attempts, now)?;
             tx.commit().db()
         })
         .await
     }
 
     async fn freshness(&self, now: Timestamp) -> Result<SearchFreshness> {
-        self.with_reader(move |conn| search::freshness(conn, now))
+        self.with_reader(move |conn| embedding_queue::freshness(conn, now))
             .await
     }
 
@@ -807,18 +807,18 @@ impl SearchIndex for SqliteStore {
             let ann = ann
                 .as_ref()
                 .map(|ann| (ann.evidence.as_ref(), ann.threshold));
-            candidates::vector(conn, &actor, &query, &vector, &key, now, pool, ann).db()
+            recall_branches::vector(conn, &actor, &query, &vector, &key, now, pool, ann).db()
         })
         .await
     }
 
     async fn record_degradation(&self, degradation: Degradation) -> Result<()> {
-        self.with_conn(move |conn| search::record_degradation(conn, &degradation))
+        self.with_conn(move |conn| embedding_queue::record_degradation(conn, &degradation))
             .await
     }
 
     async fn last_degradation(&self) -> Result<Option<Degradation>> {
-        self.with_reader(|conn| search::last_degradation(conn))
+        self.with_reader(|conn| embedding_queue::last_degradation(conn))
             .await
     }
 }
@@ -919,7 +919,7 @@ pub(crate) fn insert_evidence(tx: &Connection, e: &Evidence, reason: Option<&str
     )
     .db()?;
     lexical::index(tx, e.team, doc, &e.content).db()?;
-    search::enqueue(tx, doc, e.team, e.recorded_at)?;
+    embedding_queue::enqueue(tx, doc, e.team, e.recorded_at)?;
     let mut insert_ref = tx
         .prepare_cached(
             "INSERT INTO evidence_refs (team_id, ref_kind, ref_id, evidence_id) \

@@ -6,9 +6,9 @@
 //! this crate, never the reverse.
 
 pub mod dedup;
-pub mod graph_read;
 pub mod graph_write;
 pub mod pack;
+pub mod trace_read;
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -22,11 +22,11 @@ use mnem_core::{
 use serde::Serialize;
 
 use crate::dedup::{settle_held, NewRecord};
-use crate::graph_read::TraceRows;
 use crate::graph_write::{
     enqueue_entity_document, enqueue_relationship_document, Claim, GraphRows, NewRelationship,
     Support, Transition,
 };
+use crate::trace_read::TraceRows;
 use crate::{new_uuid_v7, GraphView, Result, StoreError};
 
 /// Reads every row of a log: trace bounds its reads, a pack holds the whole history.

@@ -1,5 +1,5 @@
 //! The semantic layer on PostgreSQL: writes in `write`, the shared relationship reads in
-//! `read`, and here the reads built on them — trace's rows (`mnem_store::graph_read` is the
+//! `read`, and here the reads built on them — trace's rows (`mnem_store::trace_read` is the
 //! trace itself) and the bounded discovery frontier. The same statements as the embedded
 //! store's, so both answer the same.
 
@@ -15,14 +15,14 @@ use mnem_core::signals::Support;
 use mnem_core::{
     Actor, EmbeddingContract, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp,
 };
-use mnem_store::graph_read::TraceRows;
+use mnem_store::trace_read::TraceRows;
 use mnem_store::{GraphView, Result, StoreError};
 use tokio_postgres::Transaction;
 use uuid::Uuid;
 
-use crate::candidates::{tune_vector_scan, vector_cast};
+use crate::recall_branches::{tune_vector_scan, vector_cast};
 use crate::rows::{col, parsed};
-use crate::{search, DbResult, Param};
+use crate::{embedding_queue, DbResult, Param};
 
 /// One PostgreSQL transaction as `GraphRows` (in `write`) and `TraceRows` (here).
 pub struct PgRows<'a, 't> {
@@ -420,7 +420,7 @@ pub async fn graph_vector_seeds(
         let kind: String = col(row, 0)?;
         let id: Uuid = col(row, 1)?;
         let similarity: f64 = col(row, 2)?;
-        documents.push((kind == search::ENTITY_DOCUMENT, id, similarity));
+        documents.push((kind == embedding_queue::ENTITY_DOCUMENT, id, similarity));
     }
     // The relationship documents' endpoints, read in one statement (eligible ones only).
     let relationship_ids: Vec<Uuid> = documents

@@ -15,9 +15,9 @@ use mnem_store::{GraphView, Result, StoreError};
 use uuid::Uuid;
 
 use super::PgRows;
+use crate::embedding_queue;
 use crate::prepared;
 use crate::rows::{col, parsed};
-use crate::search;
 use crate::{append_event, insert_evidence, visible_evidence};
 
 impl GraphRows for PgRows<'_, '_> {
@@ -147,7 +147,13 @@ impl GraphRows for PgRows<'_, '_> {
             &[&actor.team.0, &id.0, &state.as_str()],
         )
         .await?;
-        search::dequeue(self.tx, actor.team, search::EVIDENCE_DOCUMENT, id.0).await?;
+        embedding_queue::dequeue(
+            self.tx,
+            actor.team,
+            embedding_queue::EVIDENCE_DOCUMENT,
+            id.0,
+        )
+        .await?;
         append_event(self.tx, actor, id, state, at, reason).await
     }
 
@@ -178,7 +184,8 @@ impl GraphRows for PgRows<'_, '_> {
         ] {
             prepared::execute(self.tx, sql, &[team, id]).await?;
         }
-        search::dequeue(self.tx, actor.team, search::EVIDENCE_DOCUMENT, *id).await?;
+        embedding_queue::dequeue(self.tx, actor.team, embedding_queue::EVIDENCE_DOCUMENT, *id)
+            .await?;
         append_event(
             self.tx,
             actor,
@@ -429,10 +436,16 @@ impl GraphRows for PgRows<'_, '_> {
             self.tx,
             "DELETE FROM graph_documents \
              WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
-            &[team, &search::RELATIONSHIP_DOCUMENT, &id.0],
+            &[team, &embedding_queue::RELATIONSHIP_DOCUMENT, &id.0],
         )
         .await?;
-        search::dequeue(self.tx, actor.team, search::RELATIONSHIP_DOCUMENT, id.0).await?;
+        embedding_queue::dequeue(
+            self.tx,
+            actor.team,
+            embedding_queue::RELATIONSHIP_DOCUMENT,
+            id.0,
+        )
+        .await?;
         for table in [
             "verification_events",
             "relationship_transitions",
@@ -468,10 +481,11 @@ impl GraphRows for PgRows<'_, '_> {
             self.tx,
             "DELETE FROM graph_documents \
              WHERE team_id = $1 AND target_kind = $2 AND target_id = $3",
-            &[team, &search::ENTITY_DOCUMENT, &id.0],
+            &[team, &embedding_queue::ENTITY_DOCUMENT, &id.0],
         )
         .await?;
-        search::dequeue(self.tx, actor.team, search::ENTITY_DOCUMENT, id.0).await?;
+        embedding_queue::dequeue(self.tx, actor.team, embedding_queue::ENTITY_DOCUMENT, id.0)
+            .await?;
         for table in ["entity_aliases", "entities"] {
             prepared::execute(
                 self.tx,
@@ -581,9 +595,9 @@ impl GraphRows for PgRows<'_, '_> {
         at: Timestamp,
     ) -> Result<()> {
         let (kind, id) = match target {
-            DiscoveryDocument::Entity(id) => (search::ENTITY_DOCUMENT, id.0),
-            DiscoveryDocument::Relationship(id) => (search::RELATIONSHIP_DOCUMENT, id.0),
+            DiscoveryDocument::Entity(id) => (embedding_queue::ENTITY_DOCUMENT, id.0),
+            DiscoveryDocument::Relationship(id) => (embedding_queue::RELATIONSHIP_DOCUMENT, id.0),
         };
-        search::enqueue_graph_document(self.tx, team, kind, id, text, at).await
+        embedding_queue::enqueue_graph_document(self.tx, team, kind, id, text, at).await
     }
 }

@@ -1,5 +1,5 @@
 //! The semantic layer on SQLite: writes in `write`, the shared relationship reads in
-//! `read`, and here the reads built on them — trace's rows (`mnem_store::graph_read` is the
+//! `read`, and here the reads built on them — trace's rows (`mnem_store::trace_read` is the
 //! trace itself) and the bounded discovery frontier.
 
 pub mod read;
@@ -15,17 +15,17 @@ use mnem_core::graph::{
 };
 use mnem_core::signals::Support;
 use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
-use mnem_store::graph_read::TraceRows;
+use mnem_store::trace_read::TraceRows;
 use mnem_store::{GraphView, Result, StoreError};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::ann::{AnnIndexes, Plan};
+use crate::embedding_queue;
 use crate::rows::{parsed, UuidBytes};
-use crate::search;
 use crate::DbResult;
 
-/// Runs a `mnem_store` graph script (`graph_write`, `graph_read`) over `SqliteRows`.
+/// Runs a `mnem_store` graph script (`graph_write`, `trace_read`) over `SqliteRows`.
 /// SQLite statements complete when called, so the script's future is ready on its first
 /// poll; one that is not is reported as a bug rather than spun on.
 pub fn run<T>(script: impl Future<Output = Result<T>>) -> Result<T> {
@@ -467,7 +467,7 @@ pub fn graph_vector_seeds(
                     search.contract_key.to_string().into(),
                 ];
                 values.extend(docs.iter().map(|doc| rusqlite::types::Value::Integer(*doc)));
-                crate::candidates::scored_rows(&mut stmt, values, search.vector)
+                crate::recall_branches::scored_rows(&mut stmt, values, search.vector)
             };
             match indexes
                 .search(
@@ -510,7 +510,7 @@ pub fn graph_vector_seeds(
                 Ok((row.get(0)?, row.get(1)?))
             })
             .db()?;
-        if kind == search::ENTITY_DOCUMENT {
+        if kind == embedding_queue::ENTITY_DOCUMENT {
             entities.push((EntityId::from_bytes(id.0), similarity));
             continue;
         }
@@ -558,7 +558,7 @@ fn exact_graph_scan(
             .db()?
             .as_blob()
             .map_err(StoreError::backend)?;
-        let similarity = crate::candidates::dot_blob(search.vector, blob);
+        let similarity = crate::recall_branches::dot_blob(search.vector, blob);
         if f64::from(similarity) >= search.min_similarity {
             scored.push((similarity, doc));
         }

@@ -13,8 +13,8 @@ use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension};
 
 use super::SqliteRows;
+use crate::embedding_queue;
 use crate::rows::UuidBytes;
-use crate::search;
 use crate::{append_event, insert_evidence, visible_evidence, DbResult};
 
 /// Visible to the actor: team evidence, or the actor's own private evidence.
@@ -532,7 +532,7 @@ impl GraphRows for SqliteRows<'_> {
             .execute(
                 "UPDATE graph_documents SET state = 'erased', contract = NULL, vector = NULL, \
                  text = '' WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
-                params![team, search::RELATIONSHIP_DOCUMENT, id.as_bytes()],
+                params![team, embedding_queue::RELATIONSHIP_DOCUMENT, id.as_bytes()],
             )
             .db()?;
         for table in [
@@ -570,7 +570,7 @@ impl GraphRows for SqliteRows<'_> {
             .execute(
                 "UPDATE graph_documents SET state = 'erased', contract = NULL, vector = NULL, \
                  text = '' WHERE team_id = ?1 AND target_kind = ?2 AND target_id = ?3",
-                params![team, search::ENTITY_DOCUMENT, id],
+                params![team, embedding_queue::ENTITY_DOCUMENT, id],
             )
             .db()?;
         for table in ["entity_aliases", "entities"] {
@@ -697,9 +697,11 @@ impl GraphRows for SqliteRows<'_> {
         at: Timestamp,
     ) -> Result<()> {
         let (kind, id) = match target {
-            DiscoveryDocument::Entity(id) => (search::ENTITY_DOCUMENT, *id.as_bytes()),
-            DiscoveryDocument::Relationship(id) => (search::RELATIONSHIP_DOCUMENT, *id.as_bytes()),
+            DiscoveryDocument::Entity(id) => (embedding_queue::ENTITY_DOCUMENT, *id.as_bytes()),
+            DiscoveryDocument::Relationship(id) => {
+                (embedding_queue::RELATIONSHIP_DOCUMENT, *id.as_bytes())
+            }
         };
-        search::enqueue_graph_document(self.conn, team, kind, &id, text, at)
+        embedding_queue::enqueue_graph_document(self.conn, team, kind, &id, text, at)
     }
 }
