@@ -32,7 +32,7 @@ pub async fn record(
         Some(row) => Some((col(&row, 0)?, col(&row, 1)?)),
         None => None,
     };
-    let version = match CommunityPass::plan(latest, fingerprint, found.len()) {
+    let version = match CommunityPass::plan(latest, fingerprint) {
         CommunityStep::Unchanged(pass) => return Ok(pass),
         CommunityStep::Write { version } => version,
     };
@@ -89,7 +89,7 @@ pub async fn record(
     )
     .await
     .db()?;
-    Ok(CommunityPass::written(version, found.len()))
+    Ok(CommunityPass::written(version))
 }
 
 pub async fn list(

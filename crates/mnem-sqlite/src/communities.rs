@@ -30,7 +30,7 @@ pub fn record(
         )
         .optional()
         .db()?;
-    let version = match CommunityPass::plan(latest, fingerprint, found.len()) {
+    let version = match CommunityPass::plan(latest, fingerprint) {
         CommunityStep::Unchanged(pass) => return Ok(pass),
         CommunityStep::Write { version } => version,
     };
@@ -78,7 +78,7 @@ pub fn record(
                 .db()?;
         }
     }
-    Ok(CommunityPass::written(version, found.len()))
+    Ok(CommunityPass::written(version))
 }
 
 pub fn list(conn: &Connection, actor: &Actor, filter: &CommunityFilter) -> Result<Vec<Community>> {

@@ -454,12 +454,11 @@ pub struct HypothesisPass {
     pub staled: usize,
 }
 
-/// What a community computation stored.
+/// What a community computation stored (the caller knows how many it found).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CommunityPass {
     /// The team's community version after the pass (0: never computed).
     pub version: i64,
-    pub communities: usize,
     /// False when the communities found were the ones already held.
     pub changed: bool,
 }
@@ -475,15 +474,10 @@ pub enum CommunityStep {
 
 impl CommunityPass {
     /// Decides a pass from the team's latest run (`version`, `fingerprint`), if any.
-    pub fn plan(
-        latest: Option<(i64, String)>,
-        fingerprint: &str,
-        communities: usize,
-    ) -> CommunityStep {
+    pub fn plan(latest: Option<(i64, String)>, fingerprint: &str) -> CommunityStep {
         match latest {
             Some((version, held)) if held == fingerprint => CommunityStep::Unchanged(Self {
                 version,
-                communities,
                 changed: false,
             }),
             Some((version, _)) => CommunityStep::Write {
@@ -493,11 +487,10 @@ impl CommunityPass {
         }
     }
 
-    /// A pass that wrote `communities` as `version`.
-    pub fn written(version: i64, communities: usize) -> Self {
+    /// A pass that wrote its communities as `version`.
+    pub fn written(version: i64) -> Self {
         Self {
             version,
-            communities,
             changed: true,
         }
     }
