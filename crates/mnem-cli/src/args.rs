@@ -168,7 +168,7 @@ pub enum Command {
     Import(ImportArgs),
     /// Serve the memory tools over MCP on stdin/stdout (for desktop MCP clients), as the
     /// --team and --as principal; logs go to stderr.
-    Mcp,
+    Mcp(McpArgs),
     /// Serve MCP (streamable HTTP at /mcp) and the JSON API (/v1/) to many clients,
     /// each authenticated by an API key (`mnem key create`).
     Serve(ServeArgs),
@@ -215,6 +215,30 @@ pub struct ServeArgs {
     /// headers are refused (DNS-rebinding protection).
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
+    #[command(flatten)]
+    pub hypothesis_model: HypothesisModelArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub hypothesis_model: HypothesisModelArgs,
+}
+
+/// The optional chat model that reads new hypotheses after each dream pass (its key
+/// comes from `MNEM_HYPOTHESIS_MODEL_KEY`, never a flag, so it stays out of shell
+/// history).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Hypothesis model (optional)")]
+pub struct HypothesisModelArgs {
+    /// An OpenAI-compatible chat endpoint (base URL without /v1) that phrases each new
+    /// hypothesis as one sentence and scores its plausibility, kept beside the rule's
+    /// statement. Off when unset.
+    #[arg(long, env = "MNEM_HYPOTHESIS_MODEL_URL")]
+    pub hypothesis_model_url: Option<String>,
+    /// Chat model the hypothesis endpoint runs.
+    #[arg(long, env = "MNEM_HYPOTHESIS_MODEL", default_value = "gpt-4o-mini")]
+    pub hypothesis_model: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -582,6 +606,8 @@ pub struct DreamArgs {
     /// Propose at most this many hypotheses in this pass.
     #[arg(long, default_value_t = mnem_service::DEFAULT_DREAM_LIMIT)]
     pub limit: usize,
+    #[command(flatten)]
+    pub hypothesis_model: HypothesisModelArgs,
 }
 
 #[derive(Debug, Args)]

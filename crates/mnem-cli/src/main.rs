@@ -18,8 +18,9 @@ use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Right
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
-    spawn_deriver, spawn_worker, AuthError, Authenticator, ChatVerifier, ChatVerifierConfig,
-    HypothesisDecision, Memory, ServiceError, MAX_HELD_LISTED, OWN_WRITE_EMBED_BUDGET,
+    spawn_deriver, spawn_worker, AuthError, Authenticator, ChatConfig, ChatHypothesisModel,
+    ChatVerifier, HypothesisDecision, Memory, ServiceError, MAX_HELD_LISTED,
+    OWN_WRITE_EMBED_BUDGET,
 };
 use mnem_sqlite::SqliteStore;
 use mnem_store::{
@@ -357,7 +358,8 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             );
         }
         Command::Dream(ref args) => {
-            let memory = Memory::unchecked(store, None);
+            let memory =
+                with_hypothesis_model(Memory::unchecked(store, None), &args.hypothesis_model);
             let started = std::time::Instant::now();
             let report = memory.dream(&actor, args.limit).await?;
             render::dreamed(&report, started.elapsed(), cli.json);
@@ -446,11 +448,11 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             render::imported(&report, cli.json);
             embed_after_write(&memory, &actor).await?;
         }
-        Command::Mcp => {
+        Command::Mcp(ref args) => {
             // A long-lived process: a background worker embeds what the tools write.
-            let memory = Arc::new(with_verifier(
-                Memory::open(store, embedder(&cli)?).await?,
-                &cli,
+            let memory = Arc::new(with_hypothesis_model(
+                with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli),
+                &args.hypothesis_model,
             ));
             let wake = Arc::new(tokio::sync::Notify::new());
             let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);
@@ -764,13 +766,29 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
 fn with_verifier<S: GraphStore + SearchIndex>(memory: Memory<S>, cli: &Cli) -> Memory<S> {
     match &cli.verifier_url {
         Some(url) => {
-            let verifier = ChatVerifier::new(ChatVerifierConfig {
+            let verifier = ChatVerifier::new(ChatConfig {
                 base_url: url.clone(),
                 model: cli.verifier_model.clone(),
                 api_key: std::env::var("MNEM_VERIFIER_KEY").ok(),
             });
             memory.with_verifier(Arc::new(verifier), cli.verifier_threshold)
         }
+        None => memory,
+    }
+}
+
+/// Adds the hypothesis model when `--hypothesis-model-url` is set (the key comes from
+/// `MNEM_HYPOTHESIS_MODEL_KEY`).
+fn with_hypothesis_model<S: GraphStore + SearchIndex>(
+    memory: Memory<S>,
+    args: &args::HypothesisModelArgs,
+) -> Memory<S> {
+    match &args.hypothesis_model_url {
+        Some(url) => memory.with_hypothesis_model(Arc::new(ChatHypothesisModel::new(ChatConfig {
+            base_url: url.clone(),
+            model: args.hypothesis_model.clone(),
+            api_key: std::env::var("MNEM_HYPOTHESIS_MODEL_KEY").ok(),
+        }))),
         None => memory,
     }
 }
@@ -835,9 +853,9 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
     let warmed = store.warm().await?;
     tracing::info!(indexes = warmed, "vector indexes ready");
     let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
-    let memory = Arc::new(with_verifier(
-        Memory::open(store, embedder(cli)?).await?,
-        cli,
+    let memory = Arc::new(with_hypothesis_model(
+        with_verifier(Memory::open(store, embedder(cli)?).await?, cli),
+        &args.hypothesis_model,
     ));
     let wake = Arc::new(tokio::sync::Notify::new());
     let worker = spawn_worker(Arc::clone(&memory), Arc::clone(&wake), WORKER_INTERVAL);

@@ -681,6 +681,9 @@ pub fn dreamed(report: &DreamReport, took: std::time::Duration, as_json: bool) {
         report.staled,
         took.as_millis()
     );
+    if report.model_readings > 0 {
+        println!("the hypothesis model read {}", report.model_readings);
+    }
 }
 
 /// `mnem communities`: the pass (with `--compute`), then the listing.
@@ -735,7 +738,24 @@ pub fn hypotheses(listed: &[Hypothesis], as_json: bool) {
     }
     for h in listed {
         println!("? {} [{}]\n    {}", h.statement, h.status, h.hypothesis_id);
+        if let Some(reading) = h.model_reading.as_ref().filter(|r| r.is_usable()) {
+            println!("    {}", model_reading(reading));
+        }
     }
+}
+
+/// A model's reading on one line, marked as the model's: its phrasing (model text, shown
+/// as written but bounded to one line when stored) and plausibility.
+fn model_reading(reading: &mnem_core::graph::ModelReading) -> String {
+    let plausibility = reading
+        .plausibility
+        .map(|p| format!(" (plausibility {p:.2})"))
+        .unwrap_or_default();
+    format!(
+        "{} says: {}{plausibility}",
+        reading.model,
+        reading.statement.as_deref().unwrap_or("-")
+    )
 }
 
 /// `mnem hypotheses show|confirm|reject`.
@@ -746,6 +766,15 @@ pub fn hypothesis(h: &Hypothesis, as_json: bool) {
     }
     println!("{} [{}]", h.statement, h.status);
     println!("  id {}  rule {}", h.hypothesis_id, h.rule);
+    match &h.model_reading {
+        Some(reading) if reading.is_usable() => println!("  {}", model_reading(reading)),
+        Some(reading) => println!(
+            "  {} gave no usable reading ({})",
+            reading.model,
+            reading.read_at.to_rfc3339()
+        ),
+        None => {}
+    }
     for source in &h.sources {
         println!(
             "  from relationship {} (version {})",

@@ -46,6 +46,39 @@ impl Store {
     }
 }
 
+/// A local stand-in for an OpenAI-compatible chat endpoint (a remote LLM cannot exist
+/// here): answers one request with a hypothesis reading of `statement`, plausibility 0.7.
+fn stand_in_chat_model(statement: &str) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    let content = serde_json::json!({"statement": statement, "plausibility": 0.7}).to_string();
+    let body = serde_json::json!({"choices": [{"message": {"content": content}}]}).to_string();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(stream.try_clone().expect("stream"));
+        let mut length = 0;
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+            if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = n.trim().parse().unwrap_or(0);
+            }
+            line.clear();
+        }
+        let mut request = vec![0; length];
+        let _ = reader.read_exact(&mut request);
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    url
+}
+
 fn mnem(db: Option<&Path>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnem"));
     cmd.env_remove("MNEM_DB").env_remove("MNEM_TEAM");
@@ -336,14 +369,25 @@ fn hypotheses_and_communities_are_shown_apart_and_a_hypothesis_resolved_once() {
             file.to_str().expect("path"),
         ]);
     }
-    let dreamed = store.json(&["dream"]);
+    let model = stand_in_chat_model("Mark likely relies on Redis.");
+    let dreamed = store.json(&["dream", "--hypothesis-model-url", &model]);
     assert_eq!(dreamed["report"]["added"], 1);
+    assert_eq!(dreamed["report"]["model_readings"], 1);
     let listed = store.json(&["hypotheses", "list", "--status", "open"]);
     let id = listed[0]["hypothesis_id"].as_str().expect("id").to_string();
     assert!(listed[0]["statement"]
         .as_str()
         .expect("statement")
         .starts_with("Mark may depend on Redis"));
+    assert_eq!(
+        listed[0]["model_reading"]["statement"],
+        "Mark likely relies on Redis."
+    );
+    let shown = store.ok(&["hypotheses", "show", &id]);
+    assert!(
+        shown.contains("chat:gpt-4o-mini says: Mark likely relies on Redis. (plausibility 0.70)"),
+        "{shown}"
+    );
     let recalled = store.json(&["--embedder", "none", "recall", "Mark Redis", "--hypotheses"]);
     assert_eq!(
         recalled["related_hypotheses"][0]["hypothesis_id"],

@@ -3,10 +3,10 @@
 //! when a source stops being active, and are confirmed only by a proof written as
 //! evidence.
 
-use mnem_core::graph::{HypothesisStatus, RememberRequest};
+use mnem_core::graph::{HypothesisStatus, ModelReading, RememberRequest};
 use mnem_core::{Actor, HypothesisId, RecallQuery};
 use mnem_service::{HypothesisDecision, ServiceError};
-use mnem_store::StoreError;
+use mnem_store::{HypothesisFilter, StoreError};
 use serde_json::{json, Value};
 
 use crate::graph_cases::write;
@@ -212,6 +212,67 @@ pub async fn hypotheses_never_cross_teams<S: Backend>(fx: Fixture<S>) {
         .await
         .expect("recall");
     assert_eq!(recall.related_hypotheses, Some(Vec::new()));
+}
+
+/// The optional model's reading is written once beside the rule's statement: a second
+/// reading (another server's) changes nothing, another team cannot write one, and a read
+/// hypothesis is no longer listed as unread.
+pub async fn a_model_reading_is_written_once_beside_the_statement<S: Backend>(fx: Fixture<S>) {
+    chain(&fx, &fx.actor).await;
+    fx.memory.dream(&fx.actor, 100).await.expect("dream");
+    let unread = |actor: Actor| {
+        let store = &fx.store;
+        async move {
+            let filter = HypothesisFilter {
+                unread_by_model: true,
+                limit: 10,
+                ..HypothesisFilter::default()
+            };
+            store.hypotheses(&actor, filter).await.expect("unread")
+        }
+    };
+    let before = unread(fx.actor).await;
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0].model_reading, None);
+    let id = before[0].hypothesis_id;
+    let reading = |model: &str, plausibility: f64| ModelReading {
+        model: model.into(),
+        read_at: fx.clock.peek(),
+        statement: Some(format!("{model} thinks Mark relies on Redis")),
+        plausibility: Some(plausibility),
+    };
+    let other = fx.store.open_team("other-team").await.expect("team");
+    let written = |actor: Actor, r: ModelReading| {
+        let store = &fx.store;
+        async move { store.record_model_reading(&actor, id, r).await }
+    };
+    assert!(!written(other, reading("chat:theirs", 0.1))
+        .await
+        .expect("other team"));
+    assert!(written(fx.actor, reading("chat:first", 0.75))
+        .await
+        .expect("first"));
+    assert!(!written(fx.actor, reading("chat:second", 0.2))
+        .await
+        .expect("second"));
+    assert!(unread(fx.actor).await.is_empty());
+    let stored = fx.memory.hypothesis(&fx.actor, id).await.expect("get");
+    assert_eq!(
+        stored.statement, before[0].statement,
+        "the rule's statement stays"
+    );
+    let kept = stored.model_reading.expect("a reading");
+    assert_eq!(kept.model, "chat:first");
+    assert_eq!(
+        kept.statement.as_deref(),
+        Some("chat:first thinks Mark relies on Redis")
+    );
+    assert_eq!(kept.plausibility, Some(0.75));
+    assert_eq!(
+        stored.status,
+        HypothesisStatus::Open,
+        "a reading never resolves"
+    );
 }
 
 pub async fn a_claim_only_private_notes_prove_is_never_dreamed_from<S: Backend>(fx: Fixture<S>) {

@@ -157,6 +157,7 @@ macro_rules! conformance_suite {
                 a_dream_proposes_from_two_claims_and_never_moves_results,
                 a_hypothesis_goes_stale_when_a_source_stops_being_active,
                 hypotheses_never_cross_teams,
+                a_model_reading_is_written_once_beside_the_statement,
                 a_claim_only_private_notes_prove_is_never_dreamed_from,
                 confirming_takes_a_proof_and_a_resolution_is_final,
                 a_write_queues_its_team_for_the_background_pass,

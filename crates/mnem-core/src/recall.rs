@@ -423,13 +423,16 @@ pub struct PublicRecall {
     pub guidance: String,
 }
 
-/// A hypothesis as a recall shows it: what it says, where it stands, what it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A hypothesis as a recall shows it: what it says, where it stands, what it came from,
+/// and the optional chat model's reading when it gave one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PublicHypothesis {
     pub hypothesis_id: crate::HypothesisId,
     pub statement: String,
     pub status: crate::graph::HypothesisStatus,
     pub source_relationship_ids: [RelationshipId; 2],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_reading: Option<crate::graph::ModelReading>,
 }
 
 impl From<&crate::graph::Hypothesis> for PublicHypothesis {
@@ -439,6 +442,7 @@ impl From<&crate::graph::Hypothesis> for PublicHypothesis {
             statement: h.statement.clone(),
             status: h.status,
             source_relationship_ids: [h.sources[0].relationship_id, h.sources[1].relationship_id],
+            model_reading: h.model_reading.clone().filter(|r| r.is_usable()),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Dreaming's hypotheses on PostgreSQL: what a pass starts from, the hypotheses table,
 //! and status as it stands (the shared SQL in `mnem_sql`), under the team policy.
 
-use mnem_core::graph::{Hypothesis, ProposedHypothesis, Relationship, SourceRef};
+use mnem_core::graph::{Hypothesis, ModelReading, ProposedHypothesis, Relationship, SourceRef};
 use mnem_core::{Actor, EntityId, HypothesisId, RelationshipId, Timestamp};
 use mnem_store::{
     new_uuid_v7, GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, Result,
@@ -95,6 +95,9 @@ pub async fn list(
             &format!("{{id}} = ANY (${n})"),
         ));
     }
+    if filter.unread_by_model {
+        sql.push_str(mnem_sql::HYPOTHESES_UNREAD_BY_MODEL);
+    }
     sql.push_str(&mnem_sql::hypotheses_order(
         filter.team_proven,
         filter.limit,
@@ -143,6 +146,29 @@ pub async fn resolve(
     Ok(found)
 }
 
+pub async fn record_model_reading(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: HypothesisId,
+    reading: &ModelReading,
+) -> Result<bool> {
+    let written = tx
+        .execute(
+            &mnem_sql::record_model_reading(MARK),
+            &[
+                &actor.team.0,
+                &id.0,
+                &reading.model,
+                &reading.read_at.as_micros(),
+                &reading.statement,
+                &reading.plausibility,
+            ],
+        )
+        .await
+        .db()?;
+    Ok(written == 1)
+}
+
 fn hypothesis(row: &Row) -> Result<Hypothesis> {
     let confirmed_by: String = col(row, 13)?;
     Ok(Hypothesis {
@@ -166,5 +192,16 @@ fn hypothesis(row: &Row) -> Result<Hypothesis> {
         resolution: col(row, 11)?,
         resolved_at: col::<Option<i64>>(row, 12)?.map(Timestamp::from_micros),
         confirmed_by: serde_json::from_str(&confirmed_by).map_err(StoreError::backend)?,
+        model_reading: col::<Option<String>>(row, 14)?
+            .zip(col::<Option<i64>>(row, 15)?)
+            .map(|(model, at)| -> Result<ModelReading> {
+                Ok(ModelReading {
+                    model,
+                    read_at: Timestamp::from_micros(at),
+                    statement: col(row, 16)?,
+                    plausibility: col(row, 17)?,
+                })
+            })
+            .transpose()?,
     })
 }

@@ -30,8 +30,8 @@ use graph::PgRows;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ProposedHypothesis,
-    Relationship, RelationshipOutcome, RememberOutcome, Trace,
+    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ModelReading,
+    ProposedHypothesis, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
@@ -617,6 +617,19 @@ impl GraphStore for PgStore {
         let resolved = hypotheses::resolve(&tx, actor, id, &resolution).await?;
         tx.commit().await.db()?;
         Ok(resolved)
+    }
+
+    async fn record_model_reading(
+        &self,
+        actor: &Actor,
+        id: HypothesisId,
+        reading: ModelReading,
+    ) -> Result<bool> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), false).await?;
+        let written = hypotheses::record_model_reading(&tx, actor, id, &reading).await?;
+        tx.commit().await.db()?;
+        Ok(written)
     }
 
     async fn record_communities(

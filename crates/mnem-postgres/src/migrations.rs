@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_recall_feedback.sql"),
     include_str!("migrations/0010_hypotheses.sql"),
     include_str!("migrations/0011_communities.sql"),
+    include_str!("migrations/0012_hypothesis_model_readings.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.

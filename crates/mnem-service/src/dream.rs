@@ -36,6 +36,8 @@ pub struct DreamReport {
     pub added: usize,
     /// Open hypotheses written `stale` because a source is no longer active.
     pub staled: usize,
+    /// Hypotheses the optional model read in this pass (0 without one).
+    pub model_readings: usize,
 }
 
 /// A person's decision on a hypothesis.
@@ -98,7 +100,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         teams.len()
     }
 
-    /// One dream pass over the team: deterministic, at most `limit` proposals.
+    /// One dream pass over the team: deterministic, at most `limit` proposals; then,
+    /// with a hypothesis model, its readings of the new ones.
     pub async fn dream(&self, actor: &Actor, limit: usize) -> Result<DreamReport> {
         let relationships = self.store().dream_inputs(actor, DREAM_INPUT_LIMIT).await?;
         let proposed = dream(&relationships, limit);
@@ -108,9 +111,15 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             ..DreamReport::default()
         };
         let pass = self.store().record_hypotheses(actor, proposed).await?;
+        // The reading is optional: its failure leaves the pass's own work standing.
+        let model_readings = self.read_new_hypotheses(actor).await.unwrap_or_else(|err| {
+            tracing::warn!(team = %actor.team, %err, "hypothesis reading failed");
+            0
+        });
         Ok(DreamReport {
             added: pass.added,
             staled: pass.staled,
+            model_readings,
             ..report
         })
     }

@@ -7,10 +7,12 @@
 //! logic beyond parsing and rendering.
 
 mod auth;
+mod chat;
 mod communities;
 mod dream;
 mod feedback;
 mod graph;
+mod hypothesis_model;
 mod pack;
 mod query_vectors;
 mod verifier;
@@ -38,6 +40,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 pub use auth::{AuthError, Authenticator, IssuedKey};
+pub use chat::ChatConfig;
 pub use communities::{CommunityReport, MAX_COMMUNITY_SUMMARIES};
 pub use dream::{
     spawn_deriver, DreamReport, HypothesisDecision, Resolved, DEFAULT_DREAM_LIMIT,
@@ -45,7 +48,10 @@ pub use dream::{
 };
 pub use feedback::REPLAY_LIMIT;
 pub use graph::{HeldEvidence, DISCOVERY_TIME_BUDGET, MAX_HELD_LISTED, MAX_IDS_PER_CALL};
-pub use verifier::{parse_judgement, ChatVerifier, ChatVerifierConfig, EntailmentModel};
+pub use hypothesis_model::{
+    parse_reading, ChatHypothesisModel, HypothesisModel, MAX_MODEL_READINGS_PER_PASS,
+};
+pub use verifier::{parse_judgement, ChatVerifier, EntailmentModel};
 pub use worker::{
     spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS, OWN_WRITE_BATCH,
     OWN_WRITE_EMBED_BUDGET,
@@ -145,6 +151,8 @@ pub struct Memory<S> {
     profile: RankingProfile,
     verifier: Option<Arc<dyn EntailmentModel>>,
     verifier_threshold: f64,
+    /// Reads new hypotheses after a dream pass, when configured.
+    hypothesis_model: Option<Arc<dyn HypothesisModel>>,
     discovery_limits: DiscoveryLimits,
     /// Recalls that ran without a branch, per branch (lexical, vector), since start: an
     /// operator's outage signal, exported by the server.
@@ -175,6 +183,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             profile: DEFAULT_PROFILE,
             verifier: None,
             verifier_threshold: DEFAULT_MODEL_CONFIDENCE,
+            hypothesis_model: None,
             discovery_limits: DiscoveryLimits::default(),
             degraded_recalls: Default::default(),
             query_vectors: QueryVectors::new(QUERY_VECTORS_KEPT),
@@ -187,6 +196,13 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     pub fn with_verifier(mut self, verifier: Arc<dyn EntailmentModel>, threshold: f64) -> Self {
         self.verifier = Some(verifier);
         self.verifier_threshold = threshold;
+        self
+    }
+
+    /// Adds a model that phrases and scores each new hypothesis after a dream pass
+    /// (beside the rule's statement, never instead of it).
+    pub fn with_hypothesis_model(mut self, model: Arc<dyn HypothesisModel>) -> Self {
+        self.hypothesis_model = Some(model);
         self
     }
 

@@ -1,13 +1,12 @@
-//! The optional model verifier (SPEC §1, issue item 3): asks an OpenAI-compatible chat
+//! The optional model verifier: asks an OpenAI-compatible chat
 //! endpoint whether the cited spans entail a claim, in JSON. It runs only after the
 //! deterministic verifier passed, and its verdict counts only at or above the configured
 //! confidence (`mnem_core::graph::combined_verdict`).
 
-use std::time::Duration;
-
 use mnem_core::graph::{Finding, Verdict};
 use serde::Deserialize;
-use serde_json::json;
+
+use crate::chat::{json_object, ChatConfig, ChatEndpoint};
 
 /// A model that judges entailment. Blocking: the service calls it on the blocking pool.
 pub trait EntailmentModel: Send + Sync {
@@ -17,26 +16,16 @@ pub trait EntailmentModel: Send + Sync {
     fn judge(&self, claim: &str, spans: &[String]) -> Result<Finding, String>;
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChatVerifierConfig {
-    /// Base URL up to (not including) `/v1`.
-    pub base_url: String,
-    pub model: String,
-    pub api_key: Option<String>,
-}
-
+/// The entailment judge on an OpenAI-compatible chat endpoint.
 pub struct ChatVerifier {
-    config: ChatVerifierConfig,
-    agent: ureq::Agent,
+    endpoint: ChatEndpoint,
 }
 
 impl ChatVerifier {
-    pub fn new(config: ChatVerifierConfig) -> Self {
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
-            .build()
-            .into();
-        Self { config, agent }
+    pub fn new(config: ChatConfig) -> Self {
+        Self {
+            endpoint: ChatEndpoint::new(config),
+        }
     }
 }
 
@@ -44,21 +33,6 @@ const INSTRUCTIONS: &str = "You check whether quoted evidence entails a claim. U
 quotes. Answer with one JSON object and nothing else: {\"verdict\": \"entailed\" | \
 \"contradicted\" | \"insufficient\", \"confidence\": number from 0 to 1, \"rationale\": \
 one short sentence}.";
-
-#[derive(Deserialize)]
-struct ChatResponse {
-    choices: Vec<Choice>,
-}
-
-#[derive(Deserialize)]
-struct Choice {
-    message: Message,
-}
-
-#[derive(Deserialize)]
-struct Message {
-    content: String,
-}
 
 #[derive(Deserialize)]
 struct Judgement {
@@ -70,10 +44,9 @@ struct Judgement {
 
 /// Reads the model's JSON answer, tolerating prose or a code fence around the object.
 pub fn parse_judgement(content: &str) -> Result<Finding, String> {
-    let start = content.find('{').ok_or("no JSON object in the answer")?;
-    let end = content.rfind('}').ok_or("no JSON object in the answer")?;
-    let judgement: Judgement = serde_json::from_str(&content[start..=end])
-        .map_err(|e| format!("unreadable judgement: {e}"))?;
+    let object = json_object(content).ok_or("no JSON object in the answer")?;
+    let judgement: Judgement =
+        serde_json::from_str(object).map_err(|e| format!("unreadable judgement: {e}"))?;
     let verdict: Verdict = judgement
         .verdict
         .parse()
@@ -93,45 +66,18 @@ pub fn parse_judgement(content: &str) -> Result<Finding, String> {
 
 impl EntailmentModel for ChatVerifier {
     fn name(&self) -> String {
-        format!("chat:{}", self.config.model)
+        self.endpoint.name()
     }
 
     fn judge(&self, claim: &str, spans: &[String]) -> Result<Finding, String> {
-        let endpoint = format!(
-            "{}/v1/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
         let quotes: String = spans
             .iter()
             .enumerate()
             .map(|(i, s)| format!("Quote {}: \"{}\"\n", i + 1, s))
             .collect();
-        let body = json!({
-            "model": self.config.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": [
-                {"role": "system", "content": INSTRUCTIONS},
-                {"role": "user", "content": format!("{quotes}\nClaim: {claim}")},
-            ],
-        });
-        let mut request = self.agent.post(&endpoint);
-        if let Some(key) = &self.config.api_key {
-            request = request.header("Authorization", &format!("Bearer {key}"));
-        }
-        let response: ChatResponse = request
-            .send_json(body)
-            .map_err(|e| format!("{endpoint}: {e}"))?
-            .body_mut()
-            .read_json()
-            .map_err(|e| format!("{endpoint}: unreadable response: {e}"))?;
-        let content = response
-            .choices
-            .into_iter()
-            .next()
-            .ok_or("the response has no choices")?
-            .message
-            .content;
+        let content = self
+            .endpoint
+            .ask(INSTRUCTIONS, &format!("{quotes}\nClaim: {claim}"))?;
         parse_judgement(&content)
     }
 }

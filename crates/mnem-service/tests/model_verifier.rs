@@ -12,7 +12,7 @@ use mnem_core::graph::{
     DEFAULT_MODEL_CONFIDENCE,
 };
 use mnem_core::Actor;
-use mnem_service::{ChatVerifier, ChatVerifierConfig, Memory};
+use mnem_service::{ChatConfig, ChatVerifier, Memory};
 use mnem_sqlite::SqliteStore;
 use mnem_store::{EvidenceStore, GraphView};
 use serde_json::json;
@@ -39,7 +39,7 @@ fn request(text: &str) -> RememberRequest {
 /// A fresh store with the model verifier at `url` (threshold 0.7), and a team's actor.
 async fn judged_by(url: String) -> (Memory<SqliteStore>, Actor) {
     let store = SqliteStore::open_in_memory(clock()).unwrap();
-    let verifier = ChatVerifier::new(ChatVerifierConfig {
+    let verifier = ChatVerifier::new(ChatConfig {
         base_url: url,
         model: "judge".into(),
         api_key: None,

@@ -183,13 +183,15 @@ pub fn hypothesis_status() -> String {
 
 /// `SELECT` of every hypothesis column, in this order — id, statement, status (as it
 /// stands), rule, first source id and version, second source id and version, subject and
-/// object entity ids, created at, resolution, resolved at, confirmed_by (JSON) — for the
-/// team given by the placeholder `team`; callers append ` AND …` conditions.
+/// object entity ids, created at, resolution, resolved at, confirmed_by (JSON), then the
+/// model reading's model, read at, statement and plausibility — for the team given by
+/// the placeholder `team`; callers append ` AND …` conditions.
 pub fn select_hypotheses(team: &str) -> String {
     format!(
         "SELECT h.hypothesis_id, h.statement, {status}, h.rule, h.first_relationship_id, \
          h.first_version, h.second_relationship_id, h.second_version, h.subject_entity_id, \
-         h.object_entity_id, h.created_at, h.resolution, h.resolved_at, h.confirmed_by \
+         h.object_entity_id, h.created_at, h.resolution, h.resolved_at, h.confirmed_by, \
+         h.model_name, h.model_read_at, h.model_statement, h.model_plausibility \
          FROM hypotheses h WHERE h.team_id = {team}",
         status = hypothesis_status()
     )
@@ -269,6 +271,22 @@ pub fn resolve_hypothesis(mark: fn(usize) -> String) -> String {
         m[0],
         m[1],
         hypothesis_status()
+    )
+}
+
+/// Appended to [`select_hypotheses`]: only those the optional chat model has not read.
+pub const HYPOTHESES_UNREAD_BY_MODEL: &str = " AND h.model_read_at IS NULL";
+
+/// Writes a model's reading of a hypothesis it has not read yet (a second reading,
+/// another server's included, changes nothing). Parameters: team, id, model, read at,
+/// statement, plausibility.
+pub fn record_model_reading(mark: fn(usize) -> String) -> String {
+    let m = marks(mark, 6);
+    format!(
+        "UPDATE hypotheses SET model_name = {}, model_read_at = {}, model_statement = {}, \
+         model_plausibility = {} WHERE team_id = {} AND hypothesis_id = {} \
+         AND model_read_at IS NULL",
+        m[2], m[3], m[4], m[5], m[0], m[1]
     )
 }
 

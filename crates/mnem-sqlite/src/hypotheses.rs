@@ -1,7 +1,9 @@
 //! Dreaming's hypotheses on SQLite: what a pass starts from, the hypotheses table, and
 //! status as it stands (the shared SQL in `mnem_sql`).
 
-use mnem_core::graph::{Hypothesis, HypothesisStatus, ProposedHypothesis, Relationship, SourceRef};
+use mnem_core::graph::{
+    Hypothesis, HypothesisStatus, ModelReading, ProposedHypothesis, Relationship, SourceRef,
+};
 use mnem_core::{Actor, EntityId, HypothesisId, RelationshipId, Timestamp};
 use mnem_store::{
     new_uuid_v7, GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, Result,
@@ -92,6 +94,9 @@ pub fn list(
             &format!("{{id}} IN (SELECT unhex(value) FROM json_each(?{n}))"),
         ));
     }
+    if filter.unread_by_model {
+        sql.push_str(mnem_sql::HYPOTHESES_UNREAD_BY_MODEL);
+    }
     sql.push_str(&mnem_sql::hypotheses_order(
         filter.team_proven,
         filter.limit,
@@ -141,6 +146,31 @@ pub fn resolve(
     Ok(found)
 }
 
+pub fn record_model_reading(
+    conn: &Connection,
+    actor: &Actor,
+    id: HypothesisId,
+    reading: &ModelReading,
+) -> Result<bool> {
+    let written = conn
+        .execute(
+            &mnem_sql::record_model_reading(MARK),
+            params![
+                actor.team.as_bytes(),
+                id.as_bytes(),
+                reading.model,
+                reading.read_at.as_micros(),
+                reading.statement,
+                reading.plausibility
+            ],
+        )
+        .db()?;
+    Ok(written == 1)
+}
+
+/// A hypothesis row's model reading: model, read at, statement, plausibility.
+type RawReading = (Option<String>, Option<i64>, Option<String>, Option<f64>);
+
 type RawHypothesis = (
     UuidBytes,
     String,
@@ -156,6 +186,7 @@ type RawHypothesis = (
     Option<String>,
     Option<i64>,
     String,
+    RawReading,
 );
 
 fn raw(row: &Row<'_>) -> rusqlite::Result<RawHypothesis> {
@@ -174,6 +205,7 @@ fn raw(row: &Row<'_>) -> rusqlite::Result<RawHypothesis> {
         row.get(11)?,
         row.get(12)?,
         row.get(13)?,
+        (row.get(14)?, row.get(15)?, row.get(16)?, row.get(17)?),
     ))
 }
 
@@ -193,6 +225,7 @@ fn hypothesis(raw: RawHypothesis) -> Result<Hypothesis> {
         resolution,
         resolved_at,
         confirmed_by,
+        (model, read_at, model_statement, plausibility),
     ) = raw;
     Ok(Hypothesis {
         hypothesis_id: HypothesisId::from_bytes(id.0),
@@ -215,5 +248,11 @@ fn hypothesis(raw: RawHypothesis) -> Result<Hypothesis> {
         resolution,
         resolved_at: resolved_at.map(Timestamp::from_micros),
         confirmed_by: serde_json::from_str(&confirmed_by).map_err(StoreError::backend)?,
+        model_reading: model.zip(read_at).map(|(model, at)| ModelReading {
+            model,
+            read_at: Timestamp::from_micros(at),
+            statement: model_statement,
+            plausibility,
+        }),
     })
 }

@@ -28,8 +28,8 @@ use graph::SqliteRows;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ProposedHypothesis,
-    Relationship, RelationshipOutcome, RememberOutcome, Trace,
+    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ModelReading,
+    ProposedHypothesis, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
@@ -658,6 +658,17 @@ impl GraphStore for SqliteStore {
     ) -> Result<Hypothesis> {
         let actor = *actor;
         self.with_tx(move |tx| hypotheses::resolve(tx, &actor, id, &resolution))
+            .await
+    }
+
+    async fn record_model_reading(
+        &self,
+        actor: &Actor,
+        id: HypothesisId,
+        reading: ModelReading,
+    ) -> Result<bool> {
+        let actor = *actor;
+        self.with_tx(move |tx| hypotheses::record_model_reading(tx, &actor, id, &reading))
             .await
     }
 

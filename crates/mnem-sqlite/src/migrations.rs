@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_recall_feedback.sql"),
     include_str!("migrations/0012_hypotheses.sql"),
     include_str!("migrations/0013_communities.sql"),
+    include_str!("migrations/0014_hypothesis_model_readings.sql"),
 ];
 
 /// The Rust step of a migration, by the version it produces.

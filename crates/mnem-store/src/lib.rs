@@ -16,7 +16,7 @@ use std::future::Future;
 use mnem_core::dedup::Provenance;
 use mnem_core::feedback::{RecallFeedback, Usage};
 use mnem_core::graph::{
-    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, HypothesisStatus,
+    Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, HypothesisStatus, ModelReading,
     ObjectSummary, Proposal, ProposedHypothesis, Relationship, RelationshipOutcome,
     RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
 };
@@ -417,6 +417,16 @@ pub trait GraphStore: EvidenceStore {
         resolution: HypothesisResolution,
     ) -> impl Future<Output = Result<Hypothesis>> + Send;
 
+    /// Writes the optional chat model's reading of a hypothesis beside its statement,
+    /// once: false (nothing written) when the hypothesis was read already — by another
+    /// server too — or is not the team's.
+    fn record_model_reading(
+        &self,
+        actor: &Actor,
+        id: HypothesisId,
+        reading: ModelReading,
+    ) -> impl Future<Output = Result<bool>> + Send;
+
     /// Replaces the team's communities with `found` (computed from `relationships`
     /// eligible relationships) as the next version, in one transaction — unless
     /// `fingerprint` matches the latest computation's, when nothing changes.
@@ -507,13 +517,15 @@ pub struct CommunityFilter {
 /// Which hypotheses a read returns: with one of `statuses` (every status when empty), and
 /// when set, with one of `ids`, or citing one of `relationships` as a source; with
 /// `team_proven`, only those whose two sources a current team evidence item still proves
-/// (what any member may be shown).
+/// (what any member may be shown); with `unread_by_model`, only those the optional chat
+/// model has not read yet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HypothesisFilter {
     pub statuses: Vec<HypothesisStatus>,
     pub ids: Option<Vec<HypothesisId>>,
     pub relationships: Option<Vec<RelationshipId>>,
     pub team_proven: bool,
+    pub unread_by_model: bool,
     pub limit: usize,
 }
 

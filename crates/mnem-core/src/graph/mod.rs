@@ -26,7 +26,8 @@ pub use discovery::{
     MAX_PATH_LIMIT,
 };
 pub use dream::{
-    dream, dreamable, Hypothesis, HypothesisStatus, ProposedHypothesis, SourceRef, DREAM_RULES,
+    bounded_model_statement, dream, dreamable, Hypothesis, HypothesisStatus, ModelReading,
+    ProposedHypothesis, SourceRef, DREAM_RULES, MAX_MODEL_STATEMENT_CHARS,
 };
 pub use model::{
     normalise_name, semantic_group_key, Entity, EntityKind, EntitySummary, ObjectSummary, Polarity,
