@@ -583,6 +583,69 @@ pub async fn retraction_appends_to_the_log_and_keeps_the_row<S: Backend>(fx: Fix
     assert_eq!(row.content, item.content);
 }
 
+/// A fragment of `doc:runbook` at `revision`.
+fn fragment(content: &str, revision: i64) -> NewEvidence {
+    let mut new = NewEvidence::new(content);
+    new.source_key = Some("doc:runbook".into());
+    new.source_revision = Some(revision);
+    new
+}
+
+/// A plain write (one item or a batch, as an import writes) supersedes the current
+/// fragments of older revisions of its source, as a structured write does; a fragment
+/// older than one stored, or than another of its batch, is born superseded.
+pub async fn a_newer_revision_written_plainly_supersedes_the_older<S: Backend>(fx: Fixture<S>) {
+    let first = fx
+        .remember_with(fragment("restart the queue workers", 1))
+        .await;
+    let second = fx
+        .remember_with(fragment("page the on-call engineer", 1))
+        .await;
+    let batch = fx
+        .memory
+        .remember_batch(
+            &fx.actor,
+            vec![
+                fragment("drain the queue before restarting", 2),
+                fragment("restart the queue workers by hand", 3),
+                fragment("page the on-call engineer", 3),
+            ],
+        )
+        .await
+        .expect("batch");
+    let states: Vec<LifecycleState> = batch.iter().map(|r| r.evidence.state).collect();
+    assert_eq!(
+        states,
+        [
+            LifecycleState::Superseded,
+            LifecycleState::Current,
+            LifecycleState::Current
+        ]
+    );
+    for old in [&first, &second] {
+        let row = fx.store.get(&fx.actor, old.id).await.expect("get");
+        assert_eq!(row.state, LifecycleState::Superseded, "{}", old.content);
+    }
+    let current: Vec<&Evidence> = batch[1..].iter().map(|r| &r.evidence).collect();
+    // Without windows: a window would fold one fragment into its neighbour's result.
+    let unwindowed = || RecallQuery {
+        window: 0,
+        ..listing(10)
+    };
+    want_set(&fx.recall(unwindowed()).await, &current, "only revision 3");
+    let late = fx.remember_with(fragment("the runbook as it was", 2)).await;
+    assert_eq!(
+        late.state,
+        LifecycleState::Superseded,
+        "older than revision 3"
+    );
+    want_set(
+        &fx.recall(unwindowed()).await,
+        &current,
+        "still only revision 3",
+    );
+}
+
 pub async fn provenance_round_trips<S: Backend>(fx: Fixture<S>) {
     let mut new = NewEvidence::new("the vendor contract renews in june");
     new.kind = Some("fact".into());

@@ -62,6 +62,7 @@ macro_rules! conformance_suite {
             retracted_evidence_is_hidden_from_every_recall_shape,
             second_retract_is_not_found,
             retraction_appends_to_the_log_and_keeps_the_row,
+            a_newer_revision_written_plainly_supersedes_the_older,
             provenance_round_trips,
             stamps_round_trip_at_microsecond_precision,
             refs_match_any_of_and_need_kind_and_id,

@@ -665,7 +665,8 @@ impl PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), false).await?;
         let rows = PgRows { tx: &tx };
-        let settled = mnem_store::dedup::settle(&rows, actor, records, now).await?;
+        let mut settled = mnem_store::dedup::settle(&rows, actor, records, now).await?;
+        let older = graph_write::place_revisions(&rows, actor, &mut settled).await?;
         // Set-based: one statement per table. The statistics trigger locks the team's
         // row before any term's (in key order), so two writers of a team queue rather
         // than deadlock on its terms' rows.
@@ -678,6 +679,7 @@ impl PgStore {
             insert_evidence_batch(&tx, &fresh).await?;
         }
         settled.record(&rows, actor).await?;
+        graph_write::supersede_older_revisions(&rows, actor, &older, now).await?;
         tx.commit().await.db()?;
         Ok(settled)
     }

@@ -703,11 +703,15 @@ impl SqliteStore {
         let now = self.clock.now();
         self.with_tx(move |tx| {
             let rows = SqliteRows { conn: tx };
-            let settled = graph::run(mnem_store::dedup::settle(&rows, &actor, records, now))?;
+            let mut settled = graph::run(mnem_store::dedup::settle(&rows, &actor, records, now))?;
+            let older = graph::run(graph_write::place_revisions(&rows, &actor, &mut settled))?;
             for (evidence, hold) in &settled.fresh {
                 insert_evidence(tx, evidence, hold.as_deref())?;
             }
             graph::run(settled.record(&rows, &actor))?;
+            graph::run(graph_write::supersede_older_revisions(
+                &rows, &actor, &older, now,
+            ))?;
             Ok(settled)
         })
         .await
