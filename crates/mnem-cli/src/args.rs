@@ -162,9 +162,9 @@ pub enum Command {
     /// entities, aliases; never vectors) as a memory pack: canonical JSON Lines ending in
     /// a SHA-256 manifest. `--scope`, `--since` and `--until` take a slice.
     Export(ExportArgs),
-    /// Replay a memory pack into the team in one transaction (all of it or nothing; a
-    /// second import changes nothing). Its relationships land as candidates unless
-    /// `--mode trusted`.
+    /// Bring memory in: a memory pack (one transaction, all or nothing; relationships
+    /// land as candidates unless `--mode trusted`), chat transcripts, a folder of notes,
+    /// or a benchmark's conversations. Importing the same input again changes nothing.
     Import(ImportArgs),
     /// Serve the memory tools over MCP on stdin/stdout (for desktop MCP clients), as the
     /// --team and --as principal; logs go to stderr.
@@ -677,13 +677,49 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The pack file (`-`: standard input).
-    pub pack: PathBuf,
-    /// `review`: relationships land as candidates (kept out of discovery and tier
-    /// signals until this team verifies them); `trusted`: tiers and history kept as
+    /// What to import: a memory pack or a transcript file (`-`: standard input), or a
+    /// folder of notes (or one note) for `--format markdown`.
+    pub path: PathBuf,
+    /// `pack`: a memory pack (`mnem export`); `chat`: JSON Lines of turns or OpenAI-style
+    /// `messages`; `markdown`: a folder of .md/.markdown/.txt files; `longmemeval`,
+    /// `locomo`: those benchmarks' files (their conversations, not their questions).
+    #[arg(long, value_enum, default_value_t = ImportFormat::Pack)]
+    pub format: ImportFormat,
+    /// For packs: `review` lands relationships as candidates (kept out of discovery and
+    /// tier signals until this team verifies them); `trusted` keeps tiers and history as
     /// exported.
     #[arg(long, value_enum, default_value_t = PackMode::Review)]
     pub mode: PackMode,
+    /// Write nothing if any line or file cannot be read (without it, those are reported
+    /// with their line number or path and the rest is imported).
+    #[arg(long)]
+    pub strict: bool,
+    /// Scope every imported item (not for packs, which carry their own).
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// Label every imported item; repeatable (not for packs).
+    #[arg(long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
+    /// For chat: when a session without times began (its turns follow one second
+    /// apart); default the file's modification time, or now for standard input.
+    #[arg(long, value_name = "TIME")]
+    pub start: Option<String>,
+    /// For markdown: the largest fragment, in bytes (headings and paragraphs are kept
+    /// whole while they fit).
+    #[arg(long, default_value_t = mnem_core::import::DEFAULT_CHUNK_BYTES)]
+    pub chunk_bytes: usize,
+    /// Items written per transaction.
+    #[arg(long, default_value_t = mnem_service::IMPORT_BATCH)]
+    pub batch: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFormat {
+    Pack,
+    Chat,
+    Markdown,
+    Longmemeval,
+    Locomo,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

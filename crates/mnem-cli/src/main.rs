@@ -2,6 +2,7 @@
 //! in `render`; the work itself is the store's and the core's.
 
 mod args;
+mod import;
 mod render;
 
 use std::io::{Read, Write};
@@ -28,8 +29,8 @@ use mnem_store::{
 };
 
 use args::{
-    Cli, Command, FeedbackCommand, FeedbackSubmitArgs, HypothesesCommand, PackMode, RecallArgs,
-    RememberArgs,
+    Cli, Command, FeedbackCommand, FeedbackSubmitArgs, HypothesesCommand, ImportFormat, PackMode,
+    RecallArgs, RememberArgs,
 };
 
 /// Teams with at least this many vectors are searched through their vector index (HNSW,
@@ -437,8 +438,22 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             }
             render::exported(&pack.counts(), text.len(), to_stdout, cli.json);
         }
+        Command::Import(ref args) if args.format != ImportFormat::Pack => {
+            let memory = Memory::open(store, embedder(&cli)?).await?;
+            let started = std::time::Instant::now();
+            let report = import::import(&memory, &actor, args).await?;
+            render::imported_items(&report, started.elapsed(), cli.json);
+            embed_after_write(&memory, &actor).await?;
+        }
         Command::Import(ref args) => {
-            let text = read_file(&args.pack, "pack")?;
+            if args.scope.is_some() || !args.labels.is_empty() {
+                return Err(Failure::Input(
+                    "a memory pack carries its own scopes and labels: --scope and --label \
+                     are for the other formats"
+                        .into(),
+                ));
+            }
+            let text = read_file(&args.path, "pack")?;
             let mode = match args.mode {
                 PackMode::Review => ImportMode::Review,
                 PackMode::Trusted => ImportMode::Trusted,

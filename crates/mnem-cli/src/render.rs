@@ -667,6 +667,42 @@ pub fn imported(report: &PackImport, as_json: bool) {
     );
 }
 
+/// `mnem import` of transcripts, notes or a benchmark: what happened to every item, and
+/// each failure where it was.
+pub fn imported_items(
+    report: &mnem_service::ImportReport,
+    took: std::time::Duration,
+    as_json: bool,
+) {
+    if as_json {
+        print_json(&json!({ "report": report, "millis": took.as_millis() }));
+        return;
+    }
+    let seconds = took.as_secs_f64().max(1e-3);
+    println!(
+        "{} items in {:.1} s ({:.0}/s): {} stored, {} already stored, {} merged with the same \
+         text, {} quarantined, {} superseded, {} failed",
+        report.items,
+        seconds,
+        report.items as f64 / seconds,
+        report.stored,
+        report.already_stored,
+        report.merged,
+        report.quarantined,
+        report.superseded,
+        report.failed.len()
+    );
+    if report.unchanged_documents > 0 {
+        println!("{} unchanged files skipped", report.unchanged_documents);
+    }
+    if report.quarantined > 0 {
+        println!("held items: `mnem list --quarantined` shows them, `mnem release` returns them");
+    }
+    for problem in &report.failed {
+        println!("failed: {}: {}", problem.at, problem.reason);
+    }
+}
+
 /// `mnem dream`: what one pass read, proposed, added and marked stale.
 pub fn dreamed(report: &DreamReport, took: std::time::Duration, as_json: bool) {
     if as_json {

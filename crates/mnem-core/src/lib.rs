@@ -19,6 +19,7 @@ pub mod feedback;
 pub mod follow;
 pub mod graph;
 pub mod ids;
+pub mod import;
 pub mod lexical;
 pub mod order;
 pub mod pack;

@@ -30,6 +30,20 @@ pub struct Item {
     pub observed_at: Timestamp,
 }
 
+impl Item {
+    /// The evidence item a turn is remembered as (by the eval and by `mnem import`): a
+    /// conversation turn whose `source_key` is its session.
+    pub fn evidence(&self, source: &str) -> mnem_core::NewEvidence {
+        let mut new = mnem_core::NewEvidence::new(self.text.clone());
+        new.kind = Some("turn".into());
+        new.source_type = mnem_core::SourceType::Conversation;
+        new.source = source.to_string();
+        new.source_key = Some(self.group.clone());
+        new.observed_at = Some(self.observed_at);
+        new
+    }
+}
+
 /// How a question is scored and reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

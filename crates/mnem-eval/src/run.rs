@@ -12,8 +12,8 @@ use mnem_core::recall::{
     DEFAULT_CONTEXT_BYTES, DEFAULT_LIMIT, DEFAULT_WINDOW, MAX_CONTEXT_BYTES, MAX_QUERY_CHARS,
 };
 use mnem_core::{
-    parse_profile, Actor, Evidence, EvidenceId, LifecycleState, NewEvidence, RankingProfile,
-    RecallHit, RecallQuery, SourceType,
+    parse_profile, Actor, Evidence, EvidenceId, LifecycleState, RankingProfile, RecallHit,
+    RecallQuery,
 };
 use mnem_embed::Embedder;
 use mnem_postgres::PgStore;
@@ -307,13 +307,7 @@ async fn ingest<S: GraphStore + SearchIndex>(
     for (h, haystack) in dataset.haystacks.iter().enumerate() {
         let actor = memory.store().open_team(&haystack.team).await?;
         for (i, item) in haystack.items.iter().enumerate() {
-            let mut new = NewEvidence::new(item.text.clone());
-            new.kind = Some("turn".into());
-            new.source_type = SourceType::Conversation;
-            new.source = dataset.name.to_string();
-            new.source_key = Some(item.group.clone());
-            new.observed_at = Some(item.observed_at);
-            let stored = memory.remember(&actor, new).await?;
+            let stored = memory.remember(&actor, item.evidence(dataset.name)).await?;
             if stored.evidence.state == LifecycleState::Quarantined {
                 held.insert((h, item.id.as_str()));
             }

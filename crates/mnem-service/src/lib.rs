@@ -13,6 +13,7 @@ mod dream;
 mod feedback;
 mod graph;
 mod hypothesis_model;
+mod import;
 mod pack;
 mod query_vectors;
 mod verifier;
@@ -51,6 +52,7 @@ pub use graph::{HeldEvidence, DISCOVERY_TIME_BUDGET, MAX_HELD_LISTED, MAX_IDS_PE
 pub use hypothesis_model::{
     parse_reading, ChatHypothesisModel, HypothesisModel, MAX_MODEL_READINGS_PER_PASS,
 };
+pub use import::{ImportReport, IMPORT_BATCH};
 pub use verifier::{parse_judgement, ChatVerifier, EntailmentModel};
 pub use worker::{
     spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS, OWN_WRITE_BATCH,
