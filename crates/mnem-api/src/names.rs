@@ -35,6 +35,8 @@ pub const OPERATIONS: &[Operation] = &[
     op("quarantined", None, true),
     op("correct", Some("correct_relationship"), true),
     op("forget", Some("forget"), true),
+    // A streamed JSON Lines body, for loading transcripts; agents remember one at a time.
+    op("import", None, true),
 ];
 
 impl Operation {

@@ -141,6 +141,33 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         }
     }
 
+    /// Refuses a read-only caller: for a transport that must check before it reads a
+    /// write's input (a streamed import).
+    pub fn require_writer(caller: &Principal) -> Result<(), OpError> {
+        Self::writer(caller)
+    }
+
+    /// The store clock's reading: when a streamed import's untimed sessions begin.
+    pub fn now(&self) -> mnem_core::Timestamp {
+        self.memory.store().clock().now()
+    }
+
+    /// Writes one batch of a streamed import (`/v1/import`), counting into `report`.
+    pub async fn import_items(
+        &self,
+        caller: &Principal,
+        items: Vec<mnem_core::import::ImportItem>,
+        report: &mut mnem_service::ImportReport,
+    ) -> Result<(), OpError> {
+        Self::writer(caller)?;
+        let batch = mnem_service::IMPORT_BATCH;
+        self.memory
+            .import_items(&caller.actor, items, batch, report, &|_| {})
+            .await?;
+        self.wrote();
+        Ok(())
+    }
+
     fn writer(caller: &Principal) -> Result<(), OpError> {
         if caller.can_write() {
             Ok(())

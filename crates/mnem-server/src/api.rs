@@ -29,7 +29,7 @@ pub(crate) fn error(
     (status, Json(body)).into_response()
 }
 
-fn op_error(err: OpError) -> Response {
+pub(crate) fn op_error(err: OpError) -> Response {
     let (status, code) = match err.class() {
         OpErrorClass::BadRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
         OpErrorClass::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
@@ -135,17 +135,19 @@ fn answer(result: Result<Value, OpError>) -> Response {
 
 macro_rules! handlers {
     ($($name:ident: $input:ty => $op:ident;)+) => {
-        /// Every JSON API route, `POST /v1/<name>`, on `router`.
+        /// Every API route, `POST /v1/<name>`, on `router`: the JSON ones, and the
+        /// streamed import.
         pub(crate) fn routes<S>(router: Router<App<S>>) -> Router<App<S>>
         where
             S: GraphStore + SearchIndex + CredentialStore + Clone + 'static,
         {
             router$(.route(concat!("/v1/", stringify!($name)), post($name::<S>)))+
+                .route("/v1/import", post(crate::import::import::<S>))
         }
 
         /// The routed operation names, for the test against `mnem_api::OPERATIONS`.
         #[cfg(test)]
-        pub(crate) const ROUTED: &[&str] = &[$(stringify!($name)),+];
+        pub(crate) const ROUTED: &[&str] = &[$(stringify!($name)),+, "import"];
 
         $(
             pub(crate) async fn $name<S>(

@@ -10,6 +10,7 @@
 
 mod api;
 mod auth;
+mod import;
 mod metrics;
 mod openapi;
 
@@ -261,7 +262,8 @@ async fn read_mcp<S>(State(app): State<App<S>>, request: Request, next: Next) ->
 where
     S: GraphStore + SearchIndex + CredentialStore + 'static,
 {
-    if request.method() != axum::http::Method::POST {
+    // The JSON API reads its own bodies (a streamed import must not be buffered here).
+    if request.method() != axum::http::Method::POST || request.uri().path().starts_with("/v1/") {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();

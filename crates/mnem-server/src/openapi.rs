@@ -11,11 +11,17 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
-/// One JSON API operation: `POST /v1/<name>`.
+/// One API operation: `POST /v1/<name>`.
 struct Operation {
     name: &'static str,
     summary: &'static str,
+    /// The request body's content, by media type.
     request: Value,
+}
+
+/// A JSON request body of `schema`.
+fn json_body(schema: Value) -> Value {
+    json!({"application/json": {"schema": schema}})
 }
 
 fn error_response(description: &str) -> Value {
@@ -56,13 +62,26 @@ fn path_item(op: &Operation) -> Value {
                "headers": {"Retry-After": {"schema": {"type": "integer"}}},
                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}),
     );
-    json!({"post": {
+    let mut post = json!({
         "operationId": op.name,
         "summary": op.summary,
         "security": [{"apiKey": []}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": op.request}}},
+        "requestBody": {"required": true, "content": op.request},
         "responses": responses,
-    }})
+    });
+    if op.name == "import" {
+        post["parameters"] = json!([
+            {"name": "source", "in": "query", "required": false, "schema": {"type": "string"},
+             "description": "Names the transcript in each item's `source` (default `import`)"},
+            {"name": "session", "in": "query", "required": false, "schema": {"type": "string"},
+             "description": "The session of turns that name none (default `import`)"},
+            {"name": "start", "in": "query", "required": false, "schema": {"type": "string"},
+             "description": "RFC 3339: when a session without times began (default now; \
+                             give it, or times on the turns, so a re-sent transcript changes \
+                             nothing)"},
+        ]);
+    }
+    json!({ "post": post })
 }
 
 /// The whole document.
@@ -80,74 +99,81 @@ pub fn document() -> Value {
             name: "recall",
             summary:
                 "Ranked evidence within a byte budget, plus discovery paths (MCP: recall_memory)",
-            request: schema(of::<RecallInput>),
+            request: json_body(schema(of::<RecallInput>)),
         },
         Operation {
             name: "remember",
             summary: "Store evidence and the relationship claims it proves; a text the team \
                       already holds answers the stored id with `duplicate` (MCP: remember)",
-            request: schema(of::<RememberRequest>),
+            request: json_body(schema(of::<RememberRequest>)),
         },
         Operation {
             name: "trace",
             summary:
                 "One relationship with its evidence, verification and history (MCP: trace_memory)",
-            request: schema(of::<TraceInput>),
+            request: json_body(schema(of::<TraceInput>)),
         },
         Operation {
             name: "export",
             summary: "The caller's memory (or a scope/time slice) as a memory pack: JSON Lines \
                       with a SHA-256 manifest, never vectors (MCP: export_memory_pack)",
-            request: schema(of::<ExportInput>),
+            request: json_body(schema(of::<ExportInput>)),
         },
         Operation {
             name: "hypotheses",
             summary: "The team's hypotheses (dreaming), newest first, by status; never \
                       evidence (MCP: list_hypotheses)",
-            request: schema(of::<ListHypothesesInput>),
+            request: json_body(schema(of::<ListHypothesesInput>)),
         },
         Operation {
             name: "hypothesis",
             summary: "One hypothesis with its sources and resolution (MCP: get_hypothesis)",
-            request: schema(of::<GetHypothesisInput>),
+            request: json_body(schema(of::<GetHypothesisInput>)),
         },
         Operation {
             name: "resolve_hypothesis",
             summary: "Confirm an open hypothesis with a proof written as a remember, or reject \
                       it (MCP: resolve_hypothesis)",
-            request: schema(of::<ResolveHypothesisInput>),
+            request: json_body(schema(of::<ResolveHypothesisInput>)),
         },
         Operation {
             name: "retract",
             summary: "Retract your writes of evidence; what it supported is re-assessed, an \
                       item others also wrote stays (MCP: retract_evidence)",
-            request: schema(of::<RetractInput>),
+            request: json_body(schema(of::<RetractInput>)),
         },
         Operation {
             name: "feedback",
             summary: "Record how useful one recall's results were; changes nothing it judges \
                       (MCP: submit_recall_feedback)",
-            request: schema(of::<mnem_core::feedback::FeedbackInput>),
+            request: json_body(schema(of::<mnem_core::feedback::FeedbackInput>)),
         },
         Operation {
             name: "release",
             summary: "Return quarantined evidence to recall after review (MCP: release_evidence)",
-            request: schema(of::<ReleaseInput>),
+            request: json_body(schema(of::<ReleaseInput>)),
         },
         Operation {
             name: "quarantined",
             summary: "Evidence held out of recall, newest first, with why it was held",
-            request: schema(of::<QuarantinedInput>),
+            request: json_body(schema(of::<QuarantinedInput>)),
         },
         Operation {
             name: "correct",
             summary: "A new, version-fenced version of a relationship (MCP: correct_relationship)",
-            request: schema(of::<CorrectInput>),
+            request: json_body(schema(of::<CorrectInput>)),
         },
         Operation {
             name: "forget",
             summary: "Erase your own private evidence and what derives only from it (MCP: forget)",
-            request: schema(of::<ForgetInput>),
+            request: json_body(schema(of::<ForgetInput>)),
+        },
+        Operation {
+            name: "import",
+            summary: "A chat transcript as JSON Lines (one turn per line, or OpenAI-style \
+                      `messages` per line), streamed and written in batches; answers what was \
+                      stored, already stored or failed, failures by line number",
+            request: json!({"application/x-ndjson": {"schema": {"type": "string"}}}),
         },
     ];
     let mut paths = Map::new();

@@ -805,3 +805,99 @@ async fn metrics_count_requests_per_operation_and_refusals() {
     assert!(text.contains("mnem_request_duration_seconds_bucket"));
     assert!(text.contains(r#"mnem_degraded_recalls{branch="vector"}"#));
 }
+
+/// A JSON Lines body sent in `pieces` frames, cut wherever the pieces end (mid-line too).
+fn streamed(pieces: Vec<String>) -> Body {
+    let frames = pieces
+        .into_iter()
+        .map(|piece| Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(piece)));
+    Body::from_stream(futures_util::stream::iter(frames))
+}
+
+async fn import(router: &Router, key: &str, query: &str, body: Body) -> Reply {
+    let request = Request::post(format!("/v1/import{query}"))
+        .header(header::CONTENT_TYPE, "application/x-ndjson")
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .body(body)
+        .unwrap();
+    send(router, request).await
+}
+
+#[tokio::test]
+async fn a_streamed_import_lands_in_the_callers_team_in_batches_and_reports_bad_lines() {
+    let s = server().await;
+    // More turns than one batch, a bad line, and frames that cut lines in two.
+    let mut text = String::new();
+    for i in 0..600 {
+        if i == 300 {
+            text.push_str("{not json\n");
+        }
+        let turn = json!({"session": format!("s{}", i / 50), "speaker": "Ann",
+                          "content": format!("turn {i} about the lighthouse keeper")});
+        text.push_str(&format!("{turn}\n"));
+    }
+    let pieces: Vec<String> = text
+        .as_bytes()
+        .chunks(777)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    let reply = import(
+        &s.router,
+        &s.a_write,
+        "?source=lighthouse.jsonl&start=2024-05-01T10:00:00Z",
+        streamed(pieces),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(reply.body["items"], 600);
+    assert_eq!(reply.body["stored"], 600);
+    assert_eq!(reply.body["failed"][0]["at"]["line"], 301);
+    assert_eq!(reply.body["failed"][0]["at"]["file"], "lighthouse.jsonl");
+    let found = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.a_write),
+        json!({"query": "turn 599 lighthouse"}),
+    )
+    .await;
+    assert_eq!(
+        contexts(&found)[0],
+        "Ann: turn 599 about the lighthouse keeper"
+    );
+    let other = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.b_write),
+        json!({"query": "lighthouse"}),
+    )
+    .await;
+    assert_eq!(contexts(&other), Vec::<String>::new());
+
+    let again = import(
+        &s.router,
+        &s.a_write,
+        "?source=lighthouse.jsonl&start=2024-05-01T10:00:00Z",
+        Body::from(text),
+    )
+    .await;
+    assert_eq!(again.body["already_stored"], 600, "{}", again.text);
+    assert_eq!(again.body["stored"], 0);
+}
+
+#[tokio::test]
+async fn a_read_only_key_cannot_import_and_an_unknown_parameter_is_refused() {
+    let s = server().await;
+    let line = format!("{}\n", json!({"content": "hello"}));
+    let refused = import(&s.router, &s.a_read, "", Body::from(line.clone())).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    let unknown = import(&s.router, &s.a_write, "?team=b", Body::from(line)).await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST, "{}", unknown.text);
+    let listing = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.b_write),
+        json!({"query": "hello"}),
+    )
+    .await;
+    assert_eq!(contexts(&listing), Vec::<String>::new());
+}

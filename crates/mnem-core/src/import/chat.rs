@@ -30,50 +30,77 @@ pub struct ChatSource {
 /// Reads a transcript; a line that is not a turn or a conversation is a problem at its
 /// line, and the rest are read.
 pub fn read_chat(text: &str, source: &ChatSource) -> ImportRead {
-    let mut reader = Reader {
-        source,
-        read: ImportRead::default(),
-        sessions: HashMap::new(),
-    };
+    let mut lines = ChatLines::new(source.clone());
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(messages)) => {
-            reader.conversation(1, &source.default_session, None, &messages);
-            return reader.read;
+            lines.conversation(1, &source.default_session, None, &messages);
+            return lines.take();
         }
         Ok(Value::Object(object)) if object.contains_key("messages") => {
-            reader.line(1, Value::Object(object));
-            return reader.read;
+            lines.record(1, Value::Object(object));
+            return lines.take();
         }
         _ => {}
     }
     for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(value) => reader.line(i + 1, value),
-            Err(err) => reader
-                .read
-                .problem(reader.at(i + 1), format!("not JSON: {err}")),
-        }
+        lines.push(i + 1, line);
     }
-    reader.read
+    lines.take()
 }
 
-struct Reader<'a> {
-    source: &'a ChatSource,
+/// A JSON Lines transcript read a line at a time (a streamed import): the items and
+/// problems so far are taken as they come; sessions and their times carry over.
+#[derive(Debug, Clone)]
+pub struct ChatLines {
+    source: ChatSource,
     read: ImportRead,
     /// Per session: its last turn's time and how many turns it has.
     sessions: HashMap<String, (Timestamp, usize)>,
 }
 
-impl Reader<'_> {
+impl ChatLines {
+    pub fn new(source: ChatSource) -> Self {
+        Self {
+            source,
+            read: ImportRead::default(),
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// Reads line number `line` (1-based) of the input; a blank line is nothing.
+    pub fn push(&mut self, line: usize, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => self.record(line, value),
+            Err(err) => self.read.problem(self.at(line), format!("not JSON: {err}")),
+        }
+    }
+
+    /// Records a problem at `line` the caller found (e.g. a line that is not UTF-8).
+    pub fn problem(&mut self, line: usize, reason: impl Into<String>) {
+        self.read.problem(self.at(line), reason);
+    }
+
+    /// How many items are waiting to be taken.
+    pub fn pending(&self) -> usize {
+        self.read.items.len()
+    }
+
+    /// The items and problems read since the last take.
+    pub fn take(&mut self) -> ImportRead {
+        std::mem::take(&mut self.read)
+    }
+}
+
+impl ChatLines {
     fn at(&self, line: usize) -> Location {
         Location::line(&self.source.file, line)
     }
 
     /// One JSON Lines record: a turn, or a conversation with `messages`.
-    fn line(&mut self, line: usize, value: Value) {
+    fn record(&mut self, line: usize, value: Value) {
         let Value::Object(object) = &value else {
             self.read.problem(self.at(line), "not a JSON object");
             return;
