@@ -20,7 +20,13 @@ use mnem_core::{
 )]
 pub struct Cli {
     /// The store file. Defaults to mnem.db in the platform data directory.
-    #[arg(long, global = true, env = "MNEM_DB", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Store and team",
+        env = "MNEM_DB",
+        value_name = "PATH"
+    )]
     pub db: Option<PathBuf>,
 
     /// A PostgreSQL server instead of the embedded file: `postgres://user@host/db`. Many
@@ -28,6 +34,7 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
+        help_heading = "Store and team",
         env = "MNEM_DATABASE_URL",
         value_name = "URL",
         conflicts_with = "db"
@@ -35,17 +42,24 @@ pub struct Cli {
     pub database: Option<String>,
 
     /// Connections per process to the PostgreSQL server.
-    #[arg(long, global = true, env = "MNEM_PG_POOL", default_value_t = mnem_postgres::DEFAULT_POOL_SIZE)]
+    #[arg(long, global = true, help_heading = "Store and team", env = "MNEM_PG_POOL", default_value_t = mnem_postgres::DEFAULT_POOL_SIZE)]
     pub pg_pool: usize,
 
     /// The team (tenant) to act in; created on first use.
-    #[arg(long, global = true, env = "MNEM_TEAM", default_value = "local")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Store and team",
+        env = "MNEM_TEAM",
+        default_value = "local"
+    )]
     pub team: String,
 
     /// The profile (person or agent) to act as inside the team; created on first use.
     #[arg(
         long = "as",
         global = true,
+        help_heading = "Store and team",
         env = "MNEM_AS",
         default_value = "default",
         value_name = "PROFILE"
@@ -53,18 +67,19 @@ pub struct Cli {
     pub as_profile: String,
 
     /// Print machine-readable JSON instead of human text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Store and team")]
     pub json: bool,
 
     /// Embedding provider: the built-in local model, an OpenAI-compatible endpoint, or
     /// none (lexical-only recall).
-    #[arg(long, global = true, env = "MNEM_EMBEDDER", default_value = "builtin", value_parser = ["builtin", "openai", "none"])]
+    #[arg(long, global = true, help_heading = "Embedding", env = "MNEM_EMBEDDER", default_value = "builtin", value_parser = ["builtin", "openai", "none"])]
     pub embedder: String,
 
     /// Base URL of the OpenAI-compatible endpoint (without /v1).
     #[arg(
         long,
         global = true,
+        help_heading = "Embedding",
         env = "MNEM_EMBED_URL",
         default_value = "https://api.openai.com"
     )]
@@ -74,42 +89,48 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
+        help_heading = "Embedding",
         env = "MNEM_EMBED_MODEL",
         default_value = "text-embedding-3-small"
     )]
     pub embed_model: String,
 
     /// Vector width the OpenAI-compatible model returns.
-    #[arg(long, global = true, env = "MNEM_EMBED_DIMS", default_value_t = 1536)]
-    pub embed_dims: usize,
-
-    /// An OpenAI-compatible chat endpoint (base URL without /v1) that must also judge
-    /// every relationship entailed before it is validated. Off when unset.
-    #[arg(long, global = true, env = "MNEM_VERIFIER_URL")]
-    pub verifier_url: Option<String>,
-
-    /// Chat model the verifier endpoint runs.
     #[arg(
         long,
         global = true,
-        env = "MNEM_VERIFIER_MODEL",
-        default_value = "gpt-4o-mini"
+        help_heading = "Embedding",
+        env = "MNEM_EMBED_DIMS",
+        default_value_t = 1536
     )]
-    pub verifier_model: String,
-
-    /// The verifier's verdict counts only at or above this confidence.
-    #[arg(long, global = true, env = "MNEM_VERIFIER_THRESHOLD", default_value_t = mnem_core::graph::DEFAULT_MODEL_CONFIDENCE, value_parser = parse_confidence)]
-    pub verifier_threshold: f64,
+    pub embed_dims: usize,
 
     /// A team's vectors are searched through an HNSW index once it has at least this
     /// many; smaller teams are scanned exactly. On SQLite the index is saved beside the
     /// store file (`<file>-vectors/`) and every process, one-shot commands included,
     /// loads it and catches up; the first process to need it builds it.
-    #[arg(long, global = true, env = "MNEM_ANN_THRESHOLD", default_value_t = crate::ANN_THRESHOLD)]
+    #[arg(long, global = true, help_heading = "Embedding", env = "MNEM_ANN_THRESHOLD", default_value_t = crate::ANN_THRESHOLD)]
     pub ann_threshold: usize,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The optional model verifier, for the commands that write relationship claims (its key
+/// comes from `MNEM_VERIFIER_KEY`, never a flag, so it stays out of shell history).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Model verifier (optional)")]
+pub struct VerifierArgs {
+    /// An OpenAI-compatible chat endpoint (base URL without /v1) that must also judge
+    /// every relationship entailed before it is validated. Off when unset.
+    #[arg(long, env = "MNEM_VERIFIER_URL")]
+    pub verifier_url: Option<String>,
+    /// Chat model the verifier endpoint runs.
+    #[arg(long, env = "MNEM_VERIFIER_MODEL", default_value = "gpt-4o-mini")]
+    pub verifier_model: String,
+    /// The verifier's verdict counts only at or above this confidence.
+    #[arg(long, env = "MNEM_VERIFIER_THRESHOLD", default_value_t = mnem_core::graph::DEFAULT_MODEL_CONFIDENCE, value_parser = parse_confidence)]
+    pub verifier_threshold: f64,
 }
 
 fn parse_confidence(s: &str) -> Result<f64, String> {
@@ -216,11 +237,15 @@ pub struct ServeArgs {
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
     #[command(flatten)]
+    pub verifier: VerifierArgs,
+    #[command(flatten)]
     pub hypothesis_model: HypothesisModelArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub verifier: VerifierArgs,
     #[command(flatten)]
     pub hypothesis_model: HypothesisModelArgs,
 }
@@ -393,10 +418,13 @@ pub struct BenchCommand {
     /// synthetic graph (the --graph-* sizes; --sizes and --teams do not apply).
     #[arg(long)]
     pub graph: bool,
+    /// With --graph: evidence items in the synthetic graph corpus.
     #[arg(long, default_value_t = 10_000, requires = "graph")]
     pub graph_evidence: usize,
+    /// With --graph: relationship claims among them (each proven by one item).
     #[arg(long, default_value_t = 20_000, requires = "graph")]
     pub graph_relationships: usize,
+    /// With --graph: distinct entities the claims link.
     #[arg(long, default_value_t = 2_000, requires = "graph")]
     pub graph_entities: usize,
 }
@@ -420,8 +448,11 @@ pub struct RememberArgs {
     /// Provenance: where this came from.
     #[arg(long, default_value = "cli")]
     pub source: String,
+    /// What kind of source it is: conversation, document, observation or manual.
     #[arg(long, default_value = "manual", value_parser = parse_source_type)]
     pub source_type: SourceType,
+    /// How far the source can be trusted: authoritative, primary, secondary, inferred or
+    /// unknown (only authoritative evidence can make a claim a fact).
     #[arg(long, default_value = "unknown", value_parser = parse_authority)]
     pub authority: Authority,
     /// Independence key for corroboration (defaults to --source).
@@ -449,6 +480,8 @@ pub struct RememberArgs {
     /// Visible to this profile only.
     #[arg(long)]
     pub private: bool,
+    #[command(flatten)]
+    pub verifier: VerifierArgs,
 }
 
 #[derive(Debug, Args)]
@@ -456,6 +489,7 @@ pub struct RecallArgs {
     /// What to look for; empty lists evidence in order.
     #[arg(default_value = "", allow_hyphen_values = true)]
     pub query: String,
+    /// At most this many results (fewer when the byte budget runs out first).
     #[arg(long, default_value_t = mnem_core::recall::DEFAULT_LIMIT)]
     pub limit: usize,
     /// Only these kinds (repeatable; a union).
@@ -470,6 +504,7 @@ pub struct RecallArgs {
     /// Drop results scoring below this (scores are in (0, 1]).
     #[arg(long, allow_negative_numbers = true)]
     pub min_score: Option<f64>,
+    /// `relevance` (best match first) or `recent` (newest observed first, scores kept).
     #[arg(long, default_value = "relevance", value_parser = parse_order)]
     pub order: Order,
     /// Only this scope path …
@@ -532,6 +567,7 @@ pub struct TimeView {
 
 #[derive(Debug, Args)]
 pub struct RetractArgs {
+    /// The evidence ids to retract.
     #[arg(required = true, value_parser = parse_evidence_id)]
     pub ids: Vec<EvidenceId>,
     /// Why, kept in the lifecycle log.
@@ -545,6 +581,7 @@ pub struct RetractArgs {
 
 #[derive(Debug, Args)]
 pub struct QuarantineArgs {
+    /// The evidence ids to hold out of recall.
     #[arg(required = true, value_parser = parse_evidence_id)]
     pub ids: Vec<EvidenceId>,
     /// Why, kept in the lifecycle log.
@@ -558,6 +595,7 @@ pub struct QuarantineArgs {
 
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
+    /// The held evidence ids to return to recall.
     #[arg(required = true, value_parser = parse_evidence_id)]
     pub ids: Vec<EvidenceId>,
     /// Why it is safe, kept in the lifecycle log.
@@ -579,12 +617,14 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct ForgetArgs {
+    /// Your private evidence ids to erase.
     #[arg(required = true, value_parser = parse_evidence_id)]
     pub ids: Vec<EvidenceId>,
 }
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
+    /// The relationship to explain.
     #[arg(value_parser = parse_relationship_id)]
     pub id: RelationshipId,
     #[command(flatten)]
@@ -593,12 +633,15 @@ pub struct TraceArgs {
 
 #[derive(Debug, Args)]
 pub struct CorrectArgs {
+    /// The relationship to correct.
     #[arg(value_parser = parse_relationship_id)]
     pub id: RelationshipId,
     /// The correction (JSON: expected_version, reason, supports, and any of object,
     /// polarity, predicate_surface, valid_from, valid_to); `-` reads standard input.
     #[arg(long, value_name = "FILE")]
     pub file: PathBuf,
+    #[command(flatten)]
+    pub verifier: VerifierArgs,
 }
 
 #[derive(Debug, Args)]
@@ -634,12 +677,14 @@ pub enum HypothesesCommand {
     },
     /// One hypothesis: its statement, status, sources and resolution.
     Show {
+        /// The hypothesis.
         #[arg(value_parser = parse_hypothesis_id)]
         id: HypothesisId,
     },
     /// Confirm an open hypothesis by writing its proof: a structured remember request
     /// (JSON from --file, `-` for stdin) with evidence and at least one relationship.
     Confirm {
+        /// The hypothesis.
         #[arg(value_parser = parse_hypothesis_id)]
         id: HypothesisId,
         /// Why it holds.
@@ -648,9 +693,12 @@ pub enum HypothesesCommand {
         /// The proof: a remember request, as `mnem remember --file` takes.
         #[arg(long)]
         file: PathBuf,
+        #[command(flatten)]
+        verifier: VerifierArgs,
     },
     /// Reject an open hypothesis.
     Reject {
+        /// The hypothesis.
         #[arg(value_parser = parse_hypothesis_id)]
         id: HypothesisId,
         /// Why it does not hold.
@@ -730,6 +778,7 @@ pub enum PackMode {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
+    /// The evidence item to show.
     #[arg(value_parser = parse_evidence_id)]
     pub id: EvidenceId,
 }
@@ -807,4 +856,35 @@ fn parse_hypothesis_status(s: &str) -> Result<HypothesisStatus, String> {
 
 fn parse_evidence_id(s: &str) -> Result<EvidenceId, String> {
     s.parse().map_err(|e: mnem_core::ValidationError| e.reason)
+}
+
+#[cfg(test)]
+mod help_tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every option and argument of every command, as `command path: --name`, that has
+    /// no description.
+    fn undescribed(command: &clap::Command, path: &str, found: &mut Vec<String>) {
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version") {
+                continue;
+            }
+            if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                found.push(format!("{path}: {id}"));
+            }
+        }
+        for sub in command.get_subcommands() {
+            undescribed(sub, &format!("{path} {}", sub.get_name()), found);
+        }
+    }
+
+    #[test]
+    fn every_option_of_every_command_is_described() {
+        let mut found = Vec::new();
+        undescribed(&Cli::command(), "mnem", &mut found);
+        assert_eq!(found, Vec::<String>::new());
+    }
 }

@@ -255,7 +255,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
     let actor = store.open_profile(&cli.team, &cli.as_profile).await?;
     match cli.command {
         Command::Remember(ref args) => {
-            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli);
+            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &args.verifier);
             match remember_input {
                 Some(RememberInput::Request(request)) => {
                     let outcome = memory.remember_request(&actor, request).await?;
@@ -317,7 +317,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             render::traced(&memory.trace(&actor, args.id, view).await?, cli.json);
         }
         Command::Correct(ref args) => {
-            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli);
+            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &args.verifier);
             let Some(correction) = correction else {
                 return Ok(());
             };
@@ -380,8 +380,8 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             // Only a confirmation writes (its proof is verified and embedded): the others
             // read, and never load the embedding model.
             let memory = match command {
-                HypothesesCommand::Confirm { .. } => {
-                    with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli)
+                HypothesesCommand::Confirm { verifier, .. } => {
+                    with_verifier(Memory::open(store, embedder(&cli)?).await?, verifier)
                 }
                 _ => Memory::unchecked(store, None),
             };
@@ -393,7 +393,9 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 HypothesesCommand::Show { id } => {
                     render::hypothesis(&memory.hypothesis(&actor, *id).await?, cli.json);
                 }
-                HypothesesCommand::Confirm { id, reason, file } => {
+                HypothesesCommand::Confirm {
+                    id, reason, file, ..
+                } => {
                     let proof = read_json::<RememberRequest>(file, "proof")?;
                     let decision = HypothesisDecision::Confirm {
                         reason: reason.clone(),
@@ -466,7 +468,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         Command::Mcp(ref args) => {
             // A long-lived process: a background worker embeds what the tools write.
             let memory = Arc::new(with_hypothesis_model(
-                with_verifier(Memory::open(store, embedder(&cli)?).await?, &cli),
+                with_verifier(Memory::open(store, embedder(&cli)?).await?, &args.verifier),
                 &args.hypothesis_model,
             ));
             let wake = Arc::new(tokio::sync::Notify::new());
@@ -778,15 +780,18 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
 
 /// Adds the model verifier when `--verifier-url` is set (the key comes from
 /// `MNEM_VERIFIER_KEY`, never a flag, so it stays out of shell history).
-fn with_verifier<S: GraphStore + SearchIndex>(memory: Memory<S>, cli: &Cli) -> Memory<S> {
-    match &cli.verifier_url {
+fn with_verifier<S: GraphStore + SearchIndex>(
+    memory: Memory<S>,
+    args: &args::VerifierArgs,
+) -> Memory<S> {
+    match &args.verifier_url {
         Some(url) => {
             let verifier = ChatVerifier::new(ChatConfig {
                 base_url: url.clone(),
-                model: cli.verifier_model.clone(),
+                model: args.verifier_model.clone(),
                 api_key: std::env::var("MNEM_VERIFIER_KEY").ok(),
             });
-            memory.with_verifier(Arc::new(verifier), cli.verifier_threshold)
+            memory.with_verifier(Arc::new(verifier), args.verifier_threshold)
         }
         None => memory,
     }
@@ -869,7 +874,7 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
     tracing::info!(indexes = warmed, "vector indexes ready");
     let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
     let memory = Arc::new(with_hypothesis_model(
-        with_verifier(Memory::open(store, embedder(cli)?).await?, cli),
+        with_verifier(Memory::open(store, embedder(cli)?).await?, &args.verifier),
         &args.hypothesis_model,
     ));
     let wake = Arc::new(tokio::sync::Notify::new());
