@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet --bin mnem
+# The first build compiles every dependency (several minutes): cargo shows its progress.
+echo "building mnem (release)…" >&2
+cargo build --release --bin mnem
 mnem=target/release/mnem
 store=$(mktemp -d)/demo.db
 trap 'rm -rf "$(dirname "$store")"' EXIT

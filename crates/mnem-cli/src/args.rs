@@ -45,7 +45,8 @@ pub struct Cli {
     #[arg(long, global = true, help_heading = "Store and team", env = "MNEM_PG_POOL", default_value_t = mnem_postgres::DEFAULT_POOL_SIZE)]
     pub pg_pool: usize,
 
-    /// The team (tenant) to act in; created on first use.
+    /// The team (tenant) to act in; memory commands create it on first use, `key`
+    /// commands need it created (`mnem team create`), so a mistyped name issues no key.
     #[arg(
         long,
         global = true,
@@ -279,9 +280,9 @@ pub enum TeamCommand {
 pub enum KeyCommand {
     /// Create an API key for --team acting as --profile; the key is printed once.
     Create(KeyCreateArgs),
-    /// Revoke a key by its prefix (the part after `mnem_`); refused at once everywhere.
+    /// Revoke a key by its prefix; refused at once everywhere.
     Revoke {
-        /// The key's prefix, as `mnem key list` shows it.
+        /// The key's prefix as `mnem key list` shows it, or the key itself (`mnem_…`).
         prefix: String,
     },
     /// List the keys of --team (prefixes, profiles, scopes, expiry; never secrets).

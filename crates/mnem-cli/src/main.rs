@@ -485,7 +485,8 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let memory = Memory::unchecked(store, embedder(&cli)?);
             let held = memory.quarantined(&actor, MAX_HELD_LISTED).await?.len();
             let at_least = held == MAX_HELD_LISTED;
-            render::status(&memory.status().await?, held, at_least, cli.json);
+            let store = store_location(&cli)?;
+            render::status(&store, &memory.status().await?, held, at_least, cli.json);
         }
         // These ran above: on their own temporary stores, or for no one principal.
         Command::Bench(_)
@@ -717,6 +718,19 @@ fn read_text(text: &str) -> Result<String, Failure> {
         .read_to_string(&mut buffer)
         .map_err(|err| Failure::Input(format!("text: cannot read standard input: {err}")))?;
     Ok(buffer)
+}
+
+/// Which store a command uses, as `status` names it: the file, or the PostgreSQL server
+/// and database without credentials.
+fn store_location(cli: &Cli) -> Result<String, Failure> {
+    match &cli.database {
+        Some(url) => {
+            let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+            let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+            Ok(format!("postgres://{host}"))
+        }
+        None => Ok(store_path(cli.db.clone())?.display().to_string()),
+    }
 }
 
 fn store_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {

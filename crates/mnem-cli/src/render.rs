@@ -514,9 +514,10 @@ pub fn replayed(
 
 /// `held` counts the team's quarantined items this profile can see, up to the listing
 /// bound (`at_least` when there may be more).
-pub fn status(status: &Status, held: usize, at_least: bool, as_json: bool) {
+pub fn status(store: &str, status: &Status, held: usize, at_least: bool, as_json: bool) {
     if as_json {
         let mut out = json!(status);
+        out["store"] = json!(store);
         out["quarantined"] = json!({ "count": held, "at_least": at_least });
         print_json(&out);
         return;
@@ -526,6 +527,7 @@ pub fn status(status: &Status, held: usize, at_least: bool, as_json: bool) {
             .map_or("none (lexical-only)".to_string(), ToString::to_string)
     };
     let fresh = &status.search_freshness;
+    println!("store               {store}");
     println!("ranking profile     {}", status.ranking_profile_version);
     println!("active embedder     {}", contract(&status.active_contract));
     println!(

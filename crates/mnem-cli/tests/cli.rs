@@ -152,8 +152,8 @@ fn delete_hides_evidence_and_a_second_delete_fails() {
     store.ok(&["delete", id, "--reason", "obsolete"]);
     assert_eq!(store.listing_len(), 0);
     let again = store.run(&["delete", id]);
-    assert_eq!(again.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("not found"));
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is already retracted"));
     let shown = store.json(&["show", id]);
     assert_eq!(shown["evidence"]["state"], "retracted");
     assert_eq!(shown["history"][1]["reason"], "obsolete");
@@ -580,7 +580,12 @@ fn lexical_only_recall_works_without_an_embedder() {
     assert_eq!(recalled["results"][0]["context"], "plain full-text note");
     let status = store.json(&["--embedder", "none", "status"]);
     assert_eq!(status["search_freshness"]["pending_document_count"], 1);
-    assert_eq!(status["last_degradation"]["branch"], "vector");
+    assert_eq!(
+        status["last_degradation"],
+        Value::Null,
+        "no outage: lexical-only by choice"
+    );
+    assert_eq!(status["store"], store.path.display().to_string());
 }
 
 #[test]
@@ -1001,8 +1006,10 @@ fn keys_are_shown_once_listed_without_secrets_and_revoked_by_prefix() {
     assert_eq!(bad_scope.status.code(), Some(2));
     let other_team = store.run(&["--team", "other", "key", "revoke", prefix]);
     assert_ne!(other_team.status.code(), Some(0), "only inside --team");
-    let revoked = store.json(&["--team", "acme", "key", "revoke", prefix]);
+    // The key as it was printed names it too.
+    let revoked = store.json(&["--team", "acme", "key", "revoke", &format!("mnem_{prefix}")]);
     assert!(revoked[0]["revoked_at"].is_string());
+    assert_eq!(revoked[0]["prefix"], prefix);
     let unknown = store.run(&["--team", "acme", "key", "revoke", "nosuchprefix"]);
     assert_eq!(unknown.status.code(), Some(2));
 }

@@ -548,17 +548,20 @@ pub async fn retracted_evidence_is_hidden_from_every_recall_shape<S: Backend>(fx
     }
 }
 
-pub async fn second_retract_is_not_found<S: Backend>(fx: Fixture<S>) {
+/// A second retraction is refused saying where the item stands, not that it is missing
+/// (the caller may see it: `show` answers it as retracted).
+pub async fn a_second_retract_says_the_item_is_already_retracted<S: Backend>(fx: Fixture<S>) {
     let item = fx.remember("retract me").await;
     fx.store
         .retract(&fx.actor, item.id, None)
         .await
         .expect("first retract");
     let second = fx.store.retract(&fx.actor, item.id, None).await;
-    assert!(
-        matches!(second, Err(StoreError::NotFound { id }) if id == item.id),
-        "second retract: {second:?}"
-    );
+    let Err(StoreError::Conflict(message)) = second else {
+        panic!("second retract: {second:?}");
+    };
+    assert!(message.contains("already retracted"), "{message}");
+    assert!(message.contains(&item.id.to_string()), "{message}");
 }
 
 pub async fn retraction_appends_to_the_log_and_keeps_the_row<S: Backend>(fx: Fixture<S>) {

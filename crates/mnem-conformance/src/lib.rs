@@ -60,7 +60,7 @@ macro_rules! conformance_suite {
             score_is_per_read_and_never_persists,
             recent_order_is_newest_first_regardless_of_score,
             retracted_evidence_is_hidden_from_every_recall_shape,
-            second_retract_is_not_found,
+            a_second_retract_says_the_item_is_already_retracted,
             retraction_appends_to_the_log_and_keeps_the_row,
             a_newer_revision_written_plainly_supersedes_the_older,
             provenance_round_trips,

@@ -112,6 +112,14 @@ impl KeyToken {
         })
     }
 
+    /// The prefix a person means by `text`: the prefix itself, or the key as printed
+    /// (`mnem_<prefix>` or the whole `mnem_<prefix>_<secret>`), whichever was pasted.
+    pub fn prefix_of(text: &str) -> &str {
+        let text = text.trim();
+        let rest = text.strip_prefix(TOKEN_TAG).unwrap_or(text);
+        rest.split_once('_').map_or(rest, |(prefix, _)| prefix)
+    }
+
     /// The token as handed to the user, once.
     pub fn reveal(&self) -> String {
         format!("{TOKEN_TAG}{}_{}", self.prefix, self.secret)
@@ -164,6 +172,16 @@ impl ApiKeyRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_prefix_is_read_from_any_form_a_key_is_shown_in() {
+        assert_eq!(KeyToken::prefix_of("abcdefghijkl"), "abcdefghijkl");
+        assert_eq!(KeyToken::prefix_of("mnem_abcdefghijkl"), "abcdefghijkl");
+        assert_eq!(
+            KeyToken::prefix_of(" mnem_abcdefghijkl_secretsecret "),
+            "abcdefghijkl"
+        );
+    }
+
     use super::*;
     use crate::{ProfileId, TeamId};
     use uuid::Uuid;

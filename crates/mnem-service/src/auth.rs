@@ -168,6 +168,8 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
     /// of another team is `KeyNotFound`, exactly as an unknown prefix, so one team's
     /// operator can neither revoke nor probe another's.
     pub async fn revoke(&self, team: &str, prefix: &str) -> Result<ApiKeyRecord, AuthError> {
+        // The key as printed (`mnem_<prefix>…`) names it as well as its bare prefix.
+        let prefix = mnem_core::KeyToken::prefix_of(prefix);
         let owned = self.store.api_key(prefix).await?;
         if owned.is_none_or(|record| record.team_name != team) {
             return Err(StoreError::KeyNotFound {

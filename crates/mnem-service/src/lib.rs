@@ -282,12 +282,14 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         for degradation in &degraded {
             let slot = usize::from(degradation.branch == "vector");
             self.degraded_recalls[slot].fetch_add(1, Ordering::Relaxed);
-            // Lexical-only by configuration is expected; an outage is worth a warning.
-            if self.embedder.is_some() {
-                tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
-            } else {
+            // Lexical-only by configuration is expected: reported with the recall, but
+            // neither a warning nor the store's "last degraded" (which is for outages,
+            // and would otherwise name every lexical-only recall ever made).
+            if self.embedder.is_none() {
                 tracing::debug!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
+                continue;
             }
+            tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
             if let Err(err) = self.store.record_degradation(degradation.clone()).await {
                 tracing::warn!(%err, "could not record degradation");
             }

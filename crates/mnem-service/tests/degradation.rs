@@ -81,6 +81,11 @@ async fn no_embedder_is_lexical_only_and_reported_degraded() {
         .unwrap();
     assert_eq!(recall.hits.len(), 1);
     assert_eq!(recall.degraded[0].branch, "vector");
+    let status = memory.status().await.unwrap();
+    assert_eq!(
+        status.last_degradation, None,
+        "lexical-only by configuration is no outage to remember"
+    );
 }
 
 #[tokio::test]

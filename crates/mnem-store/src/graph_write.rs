@@ -402,7 +402,11 @@ pub async fn retract_evidence<R: GraphRows>(
     for &id in ids {
         let evidence = rows.visible_evidence(actor, id).await?;
         if evidence.state != LifecycleState::Current {
-            return Err(StoreError::NotFound { id });
+            // Visible, so the caller may know it exists: say where it stands.
+            return Err(StoreError::Conflict(format!(
+                "evidence {id} is already {}: only current evidence can be retracted",
+                evidence.state.as_str()
+            )));
         }
         match dedup::withdraw(rows, actor, id).await? {
             Withdrawal::Whole => whole.push(id),
