@@ -253,6 +253,19 @@ pub struct QuarantinedInput {
     pub limit: Option<usize>,
 }
 
+/// One evidence item for the console: `POST /v1/show`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowInput {
+    /// The evidence item: its record, lifecycle history, writes and recall usage.
+    pub evidence_id: EvidenceId,
+}
+
+/// `POST /v1/status` takes nothing.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusInput {}
+
 /// Held items a listing returns when the request does not say.
 pub const DEFAULT_HELD_LISTED: usize = 50;
 

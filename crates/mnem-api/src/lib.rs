@@ -11,8 +11,8 @@ mod ops;
 
 pub use input::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
-    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
-    DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
+    StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
 };
 pub use names::{Operation, OPERATIONS};
 pub use ops::{OpError, OpErrorClass, Operations, RecallObserver};

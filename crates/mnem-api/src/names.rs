@@ -35,6 +35,10 @@ pub const OPERATIONS: &[Operation] = &[
     op("quarantined", None, true),
     op("correct", Some("correct_relationship"), true),
     op("forget", Some("forget"), true),
+    // The console's reads: score parts, one item's history, the store's health.
+    op("explain", None, false),
+    op("show", None, false),
+    op("status", None, false),
     // A streamed JSON Lines body, for loading transcripts; agents remember one at a time.
     op("import", None, true),
 ];

@@ -13,8 +13,8 @@ use tokio::sync::Notify;
 
 use crate::input::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
-    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
-    DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
+    StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
 };
 
 /// Why an operation failed, in classes a transport maps to its own codes (HTTP status,
@@ -183,6 +183,56 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             observe(&recall);
         }
         encoded(&recall.public())
+    }
+
+    /// A recall with each result's score and its components (the console's operator
+    /// view); the same read as `recall`.
+    pub async fn explain(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
+        let query = input.into_query()?;
+        let recall = self.memory.recall(&caller.actor, query).await?;
+        Ok(recall.explained())
+    }
+
+    /// One evidence item the caller can see, with its lifecycle history, its writes and
+    /// how recalls used it.
+    pub async fn show(&self, caller: &Principal, input: ShowInput) -> Result<Value, OpError> {
+        let store = self.memory.store();
+        let (actor, id) = (&caller.actor, input.evidence_id);
+        let evidence = store.get(actor, id).await.map_err(ServiceError::from)?;
+        let history = store.history(actor, id).await.map_err(ServiceError::from)?;
+        let writes = store.writes(actor, id).await.map_err(ServiceError::from)?;
+        let usage = store.usage(actor, id).await.map_err(ServiceError::from)?;
+        Ok(json!({
+            "evidence": encoded(&evidence)?,
+            "history": encoded(&history)?,
+            "writes": encoded(&writes)?,
+            "usage": encoded(&usage)?,
+        }))
+    }
+
+    /// The ranking profile, the embedding contract, how many of the caller's team's
+    /// documents still wait for vectors, and the last degraded branch and when (not its
+    /// reason, which may name endpoints): nothing of another team.
+    pub async fn status(&self, caller: &Principal, _input: StatusInput) -> Result<Value, OpError> {
+        const COUNTED: usize = 1_000;
+        let status = self.memory.status().await?;
+        let pending = self
+            .memory
+            .store()
+            .team_pending_documents(caller.actor.team, COUNTED)
+            .await
+            .map_err(ServiceError::from)?
+            .len();
+        Ok(json!({
+            "ranking_profile_version": status.ranking_profile_version,
+            "active_contract": encoded(&status.active_contract)?,
+            "recorded_contract": encoded(&status.recorded_contract)?,
+            "team_pending_documents": pending,
+            "team_pending_at_least": pending == COUNTED,
+            "last_degradation": status
+                .last_degradation
+                .map(|d| json!({"branch": d.branch, "at": d.at.to_rfc3339()})),
+        }))
     }
 
     pub async fn remember(

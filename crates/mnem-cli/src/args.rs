@@ -194,6 +194,9 @@ pub enum Command {
     /// Serve MCP (streamable HTTP at /mcp) and the JSON API (/v1/) to many clients,
     /// each authenticated by an API key (`mnem key create`).
     Serve(ServeArgs),
+    /// The web console on this store: serves it (with the JSON API) on loopback and
+    /// prints its address with a read-only key for --team, valid until the server stops.
+    Ui(ServeArgs),
     /// Manage teams (tenants) for `mnem serve`.
     #[command(subcommand)]
     Team(TeamCommand),

@@ -15,7 +15,9 @@ use clap::Parser;
 use mnem_core::feedback::{FeedbackInput, FeedbackResult, Judgment};
 use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::pack::PackSelection;
-use mnem_core::{Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Rights, Scope, Space};
+use mnem_core::{
+    Access, Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Rights, Scope, Space,
+};
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
@@ -82,7 +84,7 @@ fn main() -> ExitCode {
     // One command, one request: a single worker thread. The server answers many clients
     // at once and takes every core.
     let workers = match cli.command {
-        Command::Serve(_) => {
+        Command::Serve(_) | Command::Ui(_) => {
             let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
             limit_malloc_arenas(cores.max(2));
             cores
@@ -247,7 +249,8 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
     } = input;
     // Server administration and the server itself act for no one principal.
     match &cli.command {
-        Command::Serve(args) => return serve(&cli, args, store).await,
+        Command::Serve(args) => return serve(&cli, args, store, None).await,
+        Command::Ui(args) => return ui(&cli, args, store).await,
         Command::Team(command) => return team(command, store, cli.json).await,
         Command::Key(command) => return key(&cli, command, store).await,
         _ => {}
@@ -492,6 +495,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         Command::Bench(_)
         | Command::Eval(_)
         | Command::Serve(_)
+        | Command::Ui(_)
         | Command::Team(_)
         | Command::Key(_) => {}
         Command::Reindex => {
@@ -880,8 +884,33 @@ fn read_file(path: &Path, what: &str) -> Result<String, Failure> {
         .map_err(|e| Failure::Input(format!("{what}: cannot read {}: {e}", path.display())))
 }
 
-/// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker.
-async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Result<(), Failure> {
+/// `mnem ui`: the server, with a read-only key for `--team` as `--as` issued for this run
+/// (a day at most, revoked when the server stops) and the console's address printed with
+/// the key in its fragment, which the browser never sends.
+async fn ui<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Result<(), Failure> {
+    // Created on first use, as every memory command does.
+    store.open_profile(&cli.team, &cli.as_profile).await?;
+    let auth = Authenticator::new(Arc::new(store.clone()));
+    let expires_at = store.clock().now().plus_seconds(86_400);
+    let issued = auth
+        .issue(&cli.team, &cli.as_profile, Access::Read, Some(expires_at))
+        .await
+        .map_err(auth_failure)?;
+    let served = serve(cli, args, store, Some(&issued.token)).await;
+    if let Err(err) = auth.revoke(&cli.team, &issued.record.prefix).await {
+        tracing::warn!(%err, "could not revoke the console's key; it expires within a day");
+    }
+    served
+}
+
+/// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker; with
+/// `console_key`, the console's address carrying it is printed once listening.
+async fn serve<S: Backend>(
+    cli: &Cli,
+    args: &args::ServeArgs,
+    store: S,
+    console_key: Option<&str>,
+) -> Result<(), Failure> {
     // Before listening: a team's first recall would otherwise wait for its vector index
     // to load, or to be built when none is saved yet.
     let warmed = store.warm().await?;
@@ -916,7 +945,13 @@ async fn serve<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Resul
         .local_addr()
         .map_err(|e| Failure::Runtime(e.to_string()))?;
     // Scripts wait for this line (on stderr, like every log) before sending requests.
-    eprintln!("mnem serve: listening on http://{bound} (MCP at /mcp, JSON API at /v1/)");
+    eprintln!(
+        "mnem serve: listening on http://{bound} (MCP at /mcp, JSON API at /v1/, console at /ui)"
+    );
+    if let Some(key) = console_key {
+        println!("open the console: http://{bound}/ui#key={key}");
+        let _ = std::io::stdout().flush();
+    }
     let served = mnem_server::serve(listener, router, shutdown_signal()).await;
     worker.abort();
     dreamer.abort();

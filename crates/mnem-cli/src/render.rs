@@ -10,14 +10,12 @@ use mnem_core::graph::{
 use mnem_core::pack::PackCounts;
 use mnem_core::recall::{PublicCommunity, PublicHypothesis};
 use mnem_core::{
-    ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicResult,
-    PublicWindowItem, ScoreComponents, TeamId,
+    ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicWindowItem, TeamId,
 };
 use mnem_service::{
     CommunityReport, DreamReport, EmbedReport, HeldEvidence, IssuedKey, Recall, Status,
 };
 use mnem_store::{PackImport, Remembered};
-use serde::Serialize;
 use serde_json::json;
 
 fn print_json(value: &serde_json::Value) {
@@ -96,42 +94,12 @@ pub fn held(items: &[HeldEvidence], as_json: bool) {
     }
 }
 
-/// `--explain` adds each result's score and its components to the public shape;
-/// nothing else does.
-#[derive(Serialize)]
-struct ExplainedResult<'a> {
-    #[serde(flatten)]
-    result: &'a PublicResult,
-    score: f64,
-    components: &'a ScoreComponents,
-}
-
 pub fn recalled(recall: &Recall, as_json: bool, explain: bool) {
     let hits = &recall.hits;
     let public = recall.public();
     if as_json {
         if explain {
-            let results: Vec<ExplainedResult<'_>> = public
-                .results
-                .iter()
-                .zip(hits)
-                .map(|(result, hit)| ExplainedResult {
-                    result,
-                    score: hit.score.value(),
-                    components: &hit.components,
-                })
-                .collect();
-            let mut explained = json!({
-                "results": results,
-                "discovery_paths": public.discovery_paths,
-                "guidance": public.guidance,
-            });
-            if let Some(related) = &public.related_hypotheses {
-                explained["related_hypotheses"] = json!(related);
-            }
-            if let Some(summaries) = &public.community_summaries {
-                explained["community_summaries"] = json!(summaries);
-            }
+            let explained = recall.explained();
             print_json(&explained);
         } else {
             print_json(&json!(public));

@@ -178,4 +178,7 @@ handlers! {
     quarantined: mnem_api::QuarantinedInput => quarantined;
     correct: mnem_api::CorrectInput => correct;
     forget: mnem_api::ForgetInput => forget;
+    explain: mnem_api::RecallInput => explain;
+    show: mnem_api::ShowInput => show;
+    status: mnem_api::StatusInput => status;
 }

@@ -13,6 +13,7 @@ mod auth;
 mod import;
 mod metrics;
 mod openapi;
+mod ui;
 
 use std::future::Future;
 use std::num::NonZeroU32;
@@ -147,6 +148,7 @@ where
         .route("/ready", get(ready::<S>))
         .route("/metrics", get(scrape::<S>))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
+        .merge(ui::routes())
         .merge(authenticated)
         .layer(middleware::from_fn_with_state(app.clone(), observe::<S>))
         .with_state(app)

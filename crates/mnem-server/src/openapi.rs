@@ -4,7 +4,8 @@
 
 use mnem_api::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
-    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, TraceInput,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
+    StatusInput, TraceInput,
 };
 use mnem_core::graph::RememberRequest;
 use schemars::generate::SchemaSettings;
@@ -167,6 +168,24 @@ pub fn document() -> Value {
             name: "forget",
             summary: "Erase your own private evidence and what derives only from it (MCP: forget)",
             request: json_body(schema(of::<ForgetInput>)),
+        },
+        Operation {
+            name: "explain",
+            summary: "A recall with each result's score and score components: operator \
+                      diagnostics (the console), never the agent-facing shape",
+            request: json_body(schema(of::<RecallInput>)),
+        },
+        Operation {
+            name: "show",
+            summary: "One evidence item with its lifecycle history, its writes and its \
+                      recall usage",
+            request: json_body(schema(of::<ShowInput>)),
+        },
+        Operation {
+            name: "status",
+            summary: "Ranking profile, embedding contract, the caller's team's documents \
+                      waiting for vectors, the last degraded branch",
+            request: json_body(schema(of::<StatusInput>)),
         },
         Operation {
             name: "import",

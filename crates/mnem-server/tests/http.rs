@@ -901,3 +901,89 @@ async fn a_read_only_key_cannot_import_and_an_unknown_parameter_is_refused() {
     .await;
     assert_eq!(contexts(&listing), Vec::<String>::new());
 }
+
+#[tokio::test]
+async fn the_console_is_served_without_a_key_under_a_strict_content_policy() {
+    let s = server().await;
+    for (path, kind) in [
+        ("/ui", "text/html"),
+        ("/ui/app.js", "text/javascript"),
+        ("/ui/app.css", "text/css"),
+    ] {
+        let reply = get(&s.router, path).await;
+        assert_eq!(reply.status, StatusCode::OK, "{path}");
+        let content_type = reply.headers[header::CONTENT_TYPE].to_str().unwrap();
+        assert!(content_type.starts_with(kind), "{path}: {content_type}");
+        let policy = reply.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert!(policy.contains("script-src 'self'"), "{path}: {policy}");
+        assert!(!policy.contains("unsafe-inline"), "{path}: {policy}");
+    }
+    let page = get(&s.router, "/ui").await.text;
+    assert!(page.contains(r#"<script src="/ui/app.js""#));
+    assert!(
+        !page.contains("<script>"),
+        "no inline script for the policy to allow"
+    );
+    let script = get(&s.router, "/ui/app.js").await.text;
+    assert!(
+        !script.contains("innerHTML"),
+        "stored text is only ever set as text"
+    );
+}
+
+#[tokio::test]
+async fn the_consoles_reads_see_only_the_callers_team() {
+    let s = server().await;
+    let written = post(
+        &s.router,
+        "/v1/remember",
+        Some(&s.a_write),
+        note("alpha's plan"),
+    )
+    .await;
+    let id = written.body["evidence"][0]["evidence_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = post(
+        &s.router,
+        "/v1/show",
+        Some(&s.a_read),
+        json!({"evidence_id": id}),
+    )
+    .await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.text);
+    assert_eq!(shown.body["evidence"]["content"], "alpha's plan");
+    assert_eq!(shown.body["history"][0]["state"], "current");
+    let foreign = post(
+        &s.router,
+        "/v1/show",
+        Some(&s.b_write),
+        json!({"evidence_id": id}),
+    )
+    .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    let explained = post(
+        &s.router,
+        "/v1/explain",
+        Some(&s.a_read),
+        json!({"query": "plan"}),
+    )
+    .await;
+    assert!(
+        explained.body["results"][0]["score"].as_f64().is_some(),
+        "{}",
+        explained.text
+    );
+    assert!(explained.body["results"][0]["components"].is_object());
+    let status = post(&s.router, "/v1/status", Some(&s.b_write), json!({})).await;
+    assert_eq!(status.status, StatusCode::OK, "{}", status.text);
+    assert_eq!(
+        status.body["team_pending_documents"], 0,
+        "team a's document is not b's"
+    );
+    let own = post(&s.router, "/v1/status", Some(&s.a_read), json!({})).await;
+    assert_eq!(own.body["team_pending_documents"], 1);
+}

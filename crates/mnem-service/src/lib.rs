@@ -102,6 +102,19 @@ impl Recall {
             .with_hypotheses(self.related_hypotheses.as_deref())
             .with_communities(self.community_summaries.as_deref())
     }
+
+    /// The public shape with each result's score and its components: operator
+    /// diagnostics (`--explain`, the console), never what an agent is handed.
+    pub fn explained(&self) -> serde_json::Value {
+        let mut out = serde_json::json!(self.public());
+        if let Some(results) = out["results"].as_array_mut() {
+            for (result, hit) in results.iter_mut().zip(&self.hits) {
+                result["score"] = serde_json::json!(hit.score.value());
+                result["components"] = serde_json::json!(hit.components);
+            }
+        }
+        out
+    }
 }
 
 /// What a recall read before ranking.

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The web console in a real browser: headless Chromium (the Debian package, installed if
+# missing) driven by Playwright for Python (from PyPI, into a virtualenv under the target
+# directory; it uses the system Chromium and downloads no browser). Runs
+# tests/e2e/ui_browser.py against the debug binary and refreshes docs/screenshots/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target="${CARGO_TARGET_DIR:-target}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+if ! command -v chromium >/dev/null 2>&1; then
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq chromium >/dev/null
+fi
+if ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq python3 python3-venv >/dev/null
+fi
+venv="$target/e2e-venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check "playwright==1.58.0"
+cargo build -q -p mnem-cli
+"$venv/bin/python" tests/e2e/ui_browser.py "$target/debug/mnem" "$(command -v chromium)"
