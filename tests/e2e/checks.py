@@ -31,7 +31,10 @@ def is_error(result):
 
 def result_json(result):
     check(not is_error(result), "tool call succeeded")
-    return json.loads(result.content[0].text)
+    parsed = json.loads(result.content[0].text)
+    structured = getattr(result, "structured_content", getattr(result, "structuredContent", None))
+    check(structured == parsed, "the result comes as structured content too")
+    return parsed
 
 
 def atlas_request():

@@ -23,12 +23,14 @@ pub struct RecallInput {
     #[serde(default)]
     pub query: String,
     /// Results to return at most (1-50, default 10).
+    #[schemars(range(min = 1, max = 50))]
     pub limit: Option<usize>,
     /// Byte budget of all returned contexts together, windows included (default 6000).
     pub context_bytes: Option<usize>,
     /// Evidence window (0-5): each result also brings up to this many neighbouring items
     /// on each side from its conversation, thread or document (`before`/`after`, in
     /// order; `hit` marks a neighbour that matched too). 0 turns it off.
+    #[schemars(range(max = 5))]
     pub window: Option<usize>,
     /// Only evidence of these kinds (fact, decision, preference, observation, ...).
     #[serde(default)]
@@ -41,7 +43,7 @@ pub struct RecallInput {
     pub min_score: Option<f64>,
     /// `relevance` (default) or `recent`.
     pub order: Option<String>,
-    /// A scope path such as `acme/api`.
+    /// A scope path such as `acme/api` (the form `remember` takes too).
     pub scope: Option<String>,
     /// With `scope`: also read its ancestors up to team-wide.
     #[serde(default)]
@@ -60,6 +62,7 @@ pub struct RecallInput {
     #[serde(default)]
     pub expand_from_entity_ids: Vec<EntityId>,
     /// Discovery paths to return at most (0-20, default 5).
+    #[schemars(range(max = 20))]
     pub path_limit: Option<usize>,
     /// Also return `related_hypotheses`: speculative links dreamed from two relationships
     /// near the results. Never evidence; confirm one only by remembering its proof.
@@ -185,8 +188,10 @@ pub struct ResolveHypothesisInput {
     pub decision: String,
     /// Why (1-1,000 characters).
     pub reason: String,
-    /// For `confirm`: a remember request (evidence and at least one relationship citing
-    /// it) that proves the hypothesis; it is written and verified like any remember.
+    /// For `confirm`: a request exactly as the `remember` tool takes it (evidence and at
+    /// least one relationship citing it) that proves the hypothesis; it is written and
+    /// verified like any remember. (Its schema is `remember`'s, not repeated here.)
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub proof: Option<RememberRequest>,
 }
 

@@ -94,12 +94,25 @@ pub fn held(items: &[HeldEvidence], as_json: bool) {
     }
 }
 
+/// How to follow a recall up with this CLI's own flags (the public shape's `guidance`
+/// speaks of the MCP tools' fields).
+fn cli_guidance(results: usize, paths: usize) -> &'static str {
+    match (results, paths) {
+        (0, 0) => "Nothing matched; try other words, a wider --scope or time window, or remember what is missing.",
+        (_, 0) => "If something is still uncertain, run `mnem recall` again with a focused query and --known-evidence <ID> for each result you have seen.",
+        _ => "Discovery paths are follow-up hints, not answers: `mnem trace <RELATIONSHIP_ID>` says why one holds; `mnem recall --expand-from <ENTITY_ID>` with --known-evidence / --known-relationship explores further.",
+    }
+}
+
 pub fn recalled(recall: &Recall, as_json: bool, explain: bool) {
     let hits = &recall.hits;
-    let public = recall.public();
+    let mut public = recall.public();
+    let guidance = cli_guidance(public.results.len(), public.discovery_paths.len());
+    public.guidance = guidance.to_string();
     if as_json {
         if explain {
-            let explained = recall.explained();
+            let mut explained = recall.explained();
+            explained["guidance"] = json!(guidance);
             print_json(&explained);
         } else {
             print_json(&json!(public));

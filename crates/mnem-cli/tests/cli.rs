@@ -810,10 +810,12 @@ fn structured_remember_then_paths_trace_correct_retract_and_forget() {
     let recalled = store.json(&["--embedder", "none", "recall", "Mark"]);
     let paths = recalled["discovery_paths"].as_array().expect("paths");
     assert!(!paths.is_empty(), "{recalled}");
-    assert!(recalled["guidance"]
-        .as_str()
-        .expect("guidance")
-        .contains("trace_memory"));
+    let guidance = recalled["guidance"].as_str().expect("guidance");
+    assert!(
+        guidance.contains("mnem trace"),
+        "the CLI's own words: {guidance}"
+    );
+    assert!(!guidance.contains("trace_memory"), "{guidance}");
 
     let trace = store.json(&["trace", &uses]);
     assert_eq!(trace["supports"][0]["quote"], "Atlas uses Redis.");

@@ -11,7 +11,7 @@ use mnem_core::Principal;
 use mnem_store::{GraphStore, SearchIndex};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
 use mnem_api::{
@@ -62,10 +62,11 @@ impl<S> MemoryTools<S> {
     }
 }
 
-/// A tool's answer: the operation's JSON as text, or its public error message.
-fn answer(result: Result<serde_json::Value, OpError>) -> Result<String, String> {
+/// A tool's answer: the operation's JSON as structured content (and, for clients that
+/// read only text, the same JSON as its text block), or its public error message.
+fn answer(result: Result<serde_json::Value, OpError>) -> Result<CallToolResult, String> {
     result
-        .map(|value| value.to_string())
+        .map(CallToolResult::structured)
         .map_err(|err| err.public_message())
 }
 
@@ -97,7 +98,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<RecallInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.recall(&caller, input).await)
     }
@@ -109,7 +110,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<mnem_core::graph::RememberRequest>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.remember(&caller, input).await)
     }
@@ -121,7 +122,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<TraceInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.trace(&caller, input).await)
     }
@@ -133,7 +134,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<RetractInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.retract(&caller, input).await)
     }
@@ -145,7 +146,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<mnem_core::feedback::FeedbackInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.feedback(&caller, input).await)
     }
@@ -157,7 +158,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<ExportInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.export_pack(&caller, input).await)
     }
@@ -169,7 +170,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<ListHypothesesInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.list_hypotheses(&caller, input).await)
     }
@@ -181,7 +182,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<GetHypothesisInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.get_hypothesis(&caller, input).await)
     }
@@ -193,7 +194,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<ResolveHypothesisInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.resolve_hypothesis(&caller, input).await)
     }
@@ -205,7 +206,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<ReleaseInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.release(&caller, input).await)
     }
@@ -217,7 +218,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<CorrectInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.correct(&caller, input).await)
     }
@@ -229,7 +230,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
         &self,
         Parameters(input): Parameters<ForgetInput>,
         extensions: Extensions,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let caller = self.caller(&extensions)?;
         answer(self.ops.forget(&caller, input).await)
     }

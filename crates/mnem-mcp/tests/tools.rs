@@ -54,10 +54,13 @@ fn text(result: &CallToolResult) -> &str {
         .unwrap()
 }
 
-/// The JSON a successful tool returned.
+/// The JSON a successful tool returned: as structured content, and the same as text
+/// for clients that read only the text block.
 fn ok(result: &CallToolResult) -> Value {
     assert_ne!(result.is_error, Some(true), "tool failed: {}", text(result));
-    serde_json::from_str(text(result)).unwrap()
+    let from_text: Value = serde_json::from_str(text(result)).unwrap();
+    assert_eq!(result.structured_content.as_ref(), Some(&from_text));
+    from_text
 }
 
 #[tokio::test]
@@ -83,6 +86,24 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
         );
         assert!(tool.description.as_ref().is_some_and(|d| d.len() > 80));
     }
+    let weight: usize = tools
+        .iter()
+        .map(|t| serde_json::to_string(t).unwrap().len())
+        .sum();
+    eprintln!("the tool list weighs {weight} bytes");
+    // Every agent carries the list in its context: a budget, so growth is a decision.
+    assert!(weight < 23_500, "the tool list weighs {weight} bytes");
+    let remember = tools.iter().find(|t| t.name == "remember").unwrap();
+    let evidence = serde_json::to_string(&remember.input_schema).unwrap();
+    assert!(
+        evidence.contains("A scope path"),
+        "evidence fields are described"
+    );
+    let recall = tools.iter().find(|t| t.name == "recall_memory").unwrap();
+    assert_eq!(
+        recall.input_schema["properties"]["limit"]["minimum"],
+        json!(1)
+    );
     let info = client.peer_info().unwrap();
     assert!(info
         .instructions

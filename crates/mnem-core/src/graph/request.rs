@@ -24,33 +24,73 @@ pub const MAX_ALIASES: usize = 16;
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EvidenceInput {
+    /// The exact text (at most 64 KiB); claims cite spans of it by code point.
     pub content: String,
+    /// What it is, e.g. `decision`, `preference`, `turn` (default `observation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// `conversation`, `document`, `observation` or `manual` (default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_type: Option<String>,
+    /// Where it came from (free text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// `authoritative`, `primary`, `secondary`, `inferred` or `unknown` (default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authority: Option<String>,
+    /// Independence key for corroboration (default: `source`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_group: Option<String>,
+    /// The conversation or document it belongs to (windows show its neighbours).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_key: Option<String>,
+    /// The document's revision; a newer one supersedes older fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_revision: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
+    /// Typed references, e.g. `{"kind": "issue", "id": "ABC-123"}`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refs: Vec<Ref>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// A scope path, e.g. `acme/people` (as recall takes it; default team-wide). A list
+    /// of segments is accepted too.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "scope_path_or_segments"
+    )]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub scope: Vec<String>,
+    /// `team` (default) or `private` (only you).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<String>,
+    /// When it was said or seen (RFC 3339 or a date; default now).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_at: Option<String>,
+    /// After this it is no longer recalled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+}
+
+/// A scope as `"acme/people"` (the form recall takes) or `["acme", "people"]`.
+fn scope_path_or_segments<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Path(String),
+        Segments(Vec<String>),
+    }
+    Ok(match Option::<Given>::deserialize(deserializer)? {
+        None => Vec::new(),
+        Some(Given::Segments(segments)) => segments,
+        Some(Given::Path(path)) => path
+            .split(crate::Scope::SEPARATOR)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+            .collect(),
+    })
 }
 
 impl EvidenceInput {
@@ -108,11 +148,15 @@ pub enum CitedEvidence {
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SupportInput {
+    /// The cited item by its index in this request's `evidence`…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<usize>,
+    /// …or by the id of an item already stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence_id: Option<EvidenceId>,
+    /// First code point of the span.
     pub start: usize,
+    /// One past its last code point.
     pub end: usize,
     /// When given, must equal the evidence text at the span (the verifier checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -601,6 +645,19 @@ pub fn check_span(at: &str, start: usize, end: usize, len: usize) -> Result<(), 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_evidence_scope_is_a_path_as_recall_takes_it_or_its_segments() {
+        let path: EvidenceInput =
+            serde_json::from_str(r#"{"content": "x", "scope": "acme/people"}"#).unwrap();
+        let segments: EvidenceInput =
+            serde_json::from_str(r#"{"content": "x", "scope": ["acme", "people"]}"#).unwrap();
+        assert_eq!(path.scope, ["acme", "people"]);
+        assert_eq!(segments.scope, path.scope);
+        let none: EvidenceInput = serde_json::from_str(r#"{"content": "x"}"#).unwrap();
+        assert!(none.scope.is_empty());
+        assert!(serde_json::from_str::<EvidenceInput>(r#"{"content": "x", "scope": 3}"#).is_err());
+    }
+
     use super::*;
 
     fn request() -> RememberRequest {
