@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Recall latency of the `mnem` binary on a store of N real conversation turns.
 
-Fills a fresh store with the first N turns of LongMemEval-S (../shared/data) through
+Fills a fresh store with the first N turns of a LongMemEval-S file (--data) through
 `mnem remember` (one process per item, as a user would; lexical-only, so the write path
 is measured without the embedding model), then times `mnem recall` for the benchmark's
 own questions as whole processes. Prints medians; nothing here is a test. In-process
 figures, with embeddings, come from `mnem bench`.
 
-    python3 scripts/bench_recall_cli.py --items 10000 [--mnem target/release/mnem]
+    python3 scripts/bench_recall_cli.py --data longmemeval_s_dev.json --items 10000 [--mnem target/release/mnem]
 """
 import argparse
 import json
@@ -19,7 +19,6 @@ import tempfile
 import time
 from datetime import datetime, timezone
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "longmemeval_s_dev.json")
 
 
 def lme_time(text):
@@ -47,6 +46,7 @@ def turns(instances, limit):
 
 def main():
     parser = argparse.ArgumentParser()
+    parser.add_argument("--data", required=True, help="a LongMemEval-S json file")
     parser.add_argument("--items", type=int, default=10000)
     parser.add_argument("--mnem", default="target/release/mnem")
     parser.add_argument("--queries", type=int, default=20)
@@ -54,7 +54,7 @@ def main():
     parser.add_argument("--db", help="reuse (or create) this store instead of a temp file")
     args = parser.parse_args()
 
-    instances = json.load(open(DATA))
+    instances = json.load(open(args.data))
     db = args.db or os.path.join(tempfile.mkdtemp(), "bench.db")
     existing = os.path.exists(db)
     if not existing:

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-10000}" connections="${2:-8}" seconds="${3:-30}"
 mnem="${CARGO_TARGET_DIR:-target}/release/mnem"
-data="${MNEM_DATA:-../shared/data/longmemeval_s_dev.json}"
+# MNEM_DATA: a LongMemEval-S file (e.g. longmemeval_s_dev.json), whose turns fill the store.
+data="${MNEM_DATA:?set MNEM_DATA to a LongMemEval-S json file}"
 work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 # MNEM_BENCH_KEEP=FILE keeps the ingested store there for further runs.

@@ -1,4 +1,4 @@
-//! Communities (seed 000 "optional Hypotheses and communities never replace direct
+//! Communities (CONTRACT §5: "optional Hypotheses and communities never replace direct
 //! evidence results"): computed from the team's eligible relationships only, versioned,
 //! kept apart from evidence, shown in recall only in result slots the results left
 //! unused, never across teams.

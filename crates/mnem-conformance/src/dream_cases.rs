@@ -1,4 +1,4 @@
-//! Dreaming (seed 000 "Hypothesis contaminates truth"): hypotheses live in their own
+//! Dreaming (CONTRACT §5): hypotheses live in their own
 //! table and response field, never move results or paths, never cross teams, go stale
 //! when a source stops being active, and are confirmed only by a proof written as
 //! evidence.

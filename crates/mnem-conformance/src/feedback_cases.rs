@@ -1,4 +1,4 @@
-//! Recall feedback (seed 000 "Recall Feedback"): recorded as reported, changes nothing it
+//! Recall feedback (CONTRACT §3): recorded as reported, changes nothing it
 //! judges, stays inside the team, and replays to a ranking quality.
 
 use mnem_core::feedback::{FeedbackInput, FeedbackResult, Judgment};

@@ -1,4 +1,4 @@
-//! The semantic-layer cases: seed 000's "tests prove" list and SPEC §1–§4's lifecycle,
+//! The semantic-layer cases: CONTRACT §1–§4's records, writes and lifecycle,
 //! trace and discovery rules. Like the recall cases they assert rules, never numbers.
 
 use std::collections::BTreeSet;

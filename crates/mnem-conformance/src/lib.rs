@@ -1,5 +1,5 @@
 //! The backend conformance suite. Every case asserts a rule of the recall contract
-//! (SPEC §2, seed 003) or of the semantic layer (SPEC §1–§4, seed 000's "tests prove") rather than any backend's numbers, so it holds whether or not a
+//! (CONTRACT §2) or of the semantic layer (CONTRACT §1–§4) rather than any backend's numbers, so it holds whether or not a
 //! backend can rank. A backend runs the whole suite with one line:
 //!
 //! ```ignore

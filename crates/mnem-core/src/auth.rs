@@ -55,7 +55,7 @@ impl Principal {
 }
 
 /// Whose evidence a retract or quarantine may touch. One author never deletes or hides
-/// another's knowledge (SPEC §3): only the evidence's own profile may, or a profile
+/// another's knowledge (CONTRACT §3): only the evidence's own profile may, or a profile
 /// acting with the explicit `admin` scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rights {

@@ -1,4 +1,4 @@
-//! Evidence: the unit of recall (SPEC §1), its provenance vocabulary, and the validation
+//! Evidence: the unit of recall (CONTRACT §1), its provenance vocabulary, and the validation
 //! that runs before anything is stored.
 
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Recall feedback (seed 000 "Recall Feedback"): what a client reports about one recall —
+//! Recall feedback (CONTRACT §3): what a client reports about one recall —
 //! the query, the results it got with their ranks, and its judgment of some of them.
 //! Feedback is a record, never an instruction: it changes no weight and no relationship.
 //! Its use is offline — replaying the judged queries under another ranking profile

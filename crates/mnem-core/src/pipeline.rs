@@ -1,4 +1,4 @@
-//! The ranking pipeline (SPEC §2 steps 4–6), written once for every backend: fuse branch
+//! The ranking pipeline (CONTRACT §2 steps 4–6), written once for every backend: fuse branch
 //! candidates by evidence id (RRF), rerank deterministically (hard anchors, phrases,
 //! temporal intent), normalise to (0, 1], filter, order, fit the byte budget, limit.
 

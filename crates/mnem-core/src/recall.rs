@@ -1,4 +1,4 @@
-//! The recall contract (SPEC §2, seed 003): the query, its validation, the candidates a
+//! The recall contract (CONTRACT §2): the query, its validation, the candidates a
 //! backend returns, and the public result shape. Ranking is in [`crate::pipeline`].
 
 use std::fmt;
@@ -479,7 +479,7 @@ impl From<&crate::graph::Community> for PublicCommunity {
     }
 }
 
-/// How a client should follow up a recall (SPEC §2): narrow with `known_*` ids, expand
+/// How a client should follow up a recall (CONTRACT §2): narrow with `known_*` ids, expand
 /// from an entity, or trace a relationship.
 pub fn guidance(results: usize, paths: usize) -> String {
     match (results, paths) {

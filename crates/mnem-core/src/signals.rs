@@ -12,7 +12,7 @@ use crate::graph::Tier;
 use crate::{RecallHit, TeamId};
 
 /// What memory says for an evidence item besides its text, read by the backend for the
-/// fused pool only (seed 000: a bounded tier weight and support signals, applied after
+/// fused pool only (CONTRACT §2 step 5: a bounded tier weight and support signals, applied after
 /// relevance fusion). The default — supports nothing discoverable, one source — earns
 /// nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

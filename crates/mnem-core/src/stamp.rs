@@ -3,7 +3,7 @@
 //!
 //! Why integers: a variable-width text encoding (RFC 3339 with trailing zeros trimmed)
 //! does not sort lexicographically, so a backend comparing or ordering such text gets
-//! windows and recency wrong for roughly one stamp in ten (seed 003). Every backend stores
+//! windows and recency wrong for roughly one stamp in ten (CONTRACT §1). Every backend stores
 //! this `i64` as-is, so they all round-trip and compare stamps identically.
 //!
 //! One range is accepted at every entry: years 0001 to 9998 after conversion to UTC

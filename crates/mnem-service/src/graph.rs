@@ -118,7 +118,7 @@ fn check_spans(proposal: &Proposal, texts: &[String]) -> Finding {
 }
 
 impl<S: GraphStore + SearchIndex> Memory<S> {
-    /// `remember` with relationship proposals (SPEC §3): validates the whole request,
+    /// `remember` with relationship proposals (CONTRACT §3): validates the whole request,
     /// replays an idempotency key, verifies every proposal against its cited spans, then
     /// commits everything in one transaction.
     pub async fn remember_request(
@@ -246,7 +246,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         verified
     }
 
-    /// A new version of a relationship, fenced on `expected_version` (SPEC §3). Unset
+    /// A new version of a relationship, fenced on `expected_version` (CONTRACT §3). Unset
     /// fields keep the old record's; the supports must cite stored evidence by id.
     pub async fn correct_relationship(
         &self,
@@ -395,7 +395,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         Ok(self.store.quarantine_evidence(actor, ids, reason).await?)
     }
 
-    /// SPEC §3: one author never deletes or hides another's knowledge. An owner never
+    /// CONTRACT §3: one author never deletes or hides another's knowledge. An owner never
     /// changes, so checking before the write cannot race with it.
     async fn check_rights(
         &self,
@@ -489,7 +489,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         Ok(self.store.trace(actor, id, view).await?)
     }
 
-    /// The discovery frontier of a recall (SPEC §2 step 8), after its results are fixed:
+    /// The discovery frontier of a recall (CONTRACT §2 step 8), after its results are fixed:
     /// seeds from entity names in the query, `expand_from_entity_ids` and entity or
     /// relationship documents near the query embedding, one bounded hop
     /// from each, a second from non-hub neighbours while time allows, and relationships

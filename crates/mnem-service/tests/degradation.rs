@@ -1,4 +1,4 @@
-//! The degradation contract of seed 000, one test per row, plus the embedding worker and
+//! The degradation contract (CONTRACT §2), one test per row, plus the embedding worker and
 //! the OpenAI-compatible provider against a fake local endpoint (a remote embedding API
 //! is the one thing that cannot exist here).
 

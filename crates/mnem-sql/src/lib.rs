@@ -71,7 +71,7 @@ pub fn select_relationships(view: &GraphView, team: &str) -> String {
     )
 }
 
-/// The conditions that make `r` discoverable under the view (seed 000): active,
+/// The conditions that make `r` discoverable under the view (CONTRACT §2 step 8): active,
 /// verified, valid at `valid_at`.
 pub fn discoverable_condition(view: &GraphView) -> String {
     let mut sql = format!(

@@ -992,7 +992,7 @@ pub async fn commit_correction<R: GraphRows>(
     Ok(outcome)
 }
 
-/// Physically erases the actor's own private evidence (SPEC §3 `forget`) and what
+/// Physically erases the actor's own private evidence (CONTRACT §3 `forget`) and what
 /// derives from it: relationships supported by nothing else are erased (after a
 /// tombstone), the others have their support recomputed; entities that only the erased
 /// relationships named go too (their names came from the forgotten request).

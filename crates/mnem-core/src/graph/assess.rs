@@ -1,4 +1,4 @@
-//! Tier and status decisions (SPEC §1), as pure functions every backend calls inside its
+//! Tier and status decisions (CONTRACT §1), as pure functions every backend calls inside its
 //! write transaction: the backend reads the facts, this module decides, the backend
 //! appends the transitions.
 

@@ -1,4 +1,4 @@
-//! Discovery paths (SPEC §2 step 8): chosen after the evidence results are fixed, from
+//! Discovery paths (CONTRACT §2 step 8): chosen after the evidence results are fixed, from
 //! a bounded frontier the backend reads — seed entities' adjacency, one more hop from
 //! non-hub neighbours, and relationships touching returned evidence. Paths have at most
 //! two edges, never revisit an entity, never expand through a hub, carry evidence ids

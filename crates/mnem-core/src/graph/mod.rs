@@ -1,4 +1,4 @@
-//! The semantic layer (seed 000, SPEC §1–§4): entities and relationship claims that are
+//! The semantic layer (CONTRACT §1–§5): entities and relationship claims that are
 //! proven by evidence spans, verified, moved through an explicit lifecycle, traced, and
 //! shown in recall only as compact discovery paths. Pure like the rest of the core: the
 //! backends read facts and persist, these modules decide.

@@ -1,4 +1,4 @@
-//! The semantic layer's records (SPEC §1): entities, relationships, their supports,
+//! The semantic layer's records (CONTRACT §1): entities, relationships, their supports,
 //! verification events and lifecycle transitions.
 
 use std::fmt;
@@ -27,7 +27,7 @@ word_enum!(
 );
 
 word_enum!(
-    /// Trust earned by verification and corroboration (SPEC §1). Only `validated_claim`
+    /// Trust earned by verification and corroboration (CONTRACT §1). Only `validated_claim`
     /// and `fact` are ever shown in discovery paths.
     Tier, "tier", {
         Candidate => "candidate",
@@ -222,7 +222,7 @@ pub struct Relationship {
 }
 
 impl Relationship {
-    /// Eligible for discovery paths (seed 000): active, verified, valid at `valid_at`.
+    /// Eligible for discovery paths (CONTRACT §2 step 8): active, verified, valid at `valid_at`.
     pub fn is_discoverable(&self, valid_at: Option<Timestamp>) -> bool {
         self.status == RelationshipStatus::Active
             && matches!(self.tier, Tier::ValidatedClaim | Tier::Fact)

@@ -1,4 +1,4 @@
-//! The structured write request (SPEC §3): evidence plus relationship proposals, and the
+//! The structured write request (CONTRACT §3): evidence plus relationship proposals, and the
 //! validation that runs over the whole request before anything is stored. Every error
 //! names the item and field (`relationships[2].supports[0].end`).
 

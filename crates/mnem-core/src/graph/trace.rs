@@ -1,5 +1,5 @@
 //! What the graph operations answer: the outcome of a structured `remember`, and
-//! `trace_memory`'s bounded explanation of one relationship (SPEC §4).
+//! `trace_memory`'s bounded explanation of one relationship (CONTRACT §4).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! The deterministic verifier (SPEC §1, issue item 3): a claim is entailed by its cited
+//! The deterministic verifier (CONTRACT §1): a claim is entailed by its cited
 //! spans only when every span is really in the evidence (the quote, when given, equals
 //! the text at the span) and the subject, the predicate surface and the object all
 //! appear in the cited text. It is conservative: anything it cannot see is

@@ -1,4 +1,4 @@
-//! Write-time screening (SPEC §3): evidence that tries to steer the agent that will later
+//! Write-time screening (CONTRACT §3): evidence that tries to steer the agent that will later
 //! read it — an instruction override, a chat-template role token, a request for the
 //! system prompt, a jailbreak persona, concealment addressed to a model, a data-carrying
 //! image link, text smuggled in invisible tag characters or hidden in base64 — is kept
