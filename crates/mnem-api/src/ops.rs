@@ -94,6 +94,9 @@ pub type RecallObserver = Arc<dyn Fn(&Recall) + Send + Sync>;
 /// The memory operations over one store, acting for whichever principal a call names.
 pub struct Operations<S> {
     memory: Arc<Memory<S>>,
+    /// The transport the calls come through (`mcp`, `http`): the `source` of evidence
+    /// written without one.
+    transport: &'static str,
     /// Wakes the embedding worker after a write, when the process runs one.
     written: Option<Arc<Notify>>,
     observer: Option<RecallObserver>,
@@ -103,6 +106,7 @@ impl<S> Clone for Operations<S> {
     fn clone(&self) -> Self {
         Self {
             memory: Arc::clone(&self.memory),
+            transport: self.transport,
             written: self.written.clone(),
             observer: self.observer.clone(),
         }
@@ -113,9 +117,17 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub fn new(memory: Arc<Memory<S>>) -> Self {
         Self {
             memory,
+            transport: "api",
             written: None,
             observer: None,
         }
+    }
+
+    /// Names the transport the calls come through: the `source` of evidence written
+    /// without one (as the CLI writes `cli`).
+    pub fn via(mut self, transport: &'static str) -> Self {
+        self.transport = transport;
+        self
     }
 
     /// Calls `observer` after every successful recall.
@@ -166,6 +178,19 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             .await?;
         self.wrote();
         Ok(())
+    }
+
+    /// Evidence written without a `source` is sourced to the transport it came through.
+    fn sourced(&self, request: &mut mnem_core::graph::RememberRequest) {
+        for evidence in &mut request.evidence {
+            if evidence
+                .source
+                .as_deref()
+                .is_none_or(|s| s.trim().is_empty())
+            {
+                evidence.source = Some(self.transport.to_string());
+            }
+        }
     }
 
     fn writer(caller: &Principal) -> Result<(), OpError> {
@@ -238,9 +263,10 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub async fn remember(
         &self,
         caller: &Principal,
-        request: mnem_core::graph::RememberRequest,
+        mut request: mnem_core::graph::RememberRequest,
     ) -> Result<Value, OpError> {
         Self::writer(caller)?;
+        self.sourced(&mut request);
         let outcome = self.memory.remember_request(&caller.actor, request).await?;
         self.wrote();
         encoded(&outcome)
@@ -337,9 +363,12 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     ) -> Result<Value, OpError> {
         Self::writer(caller)?;
         let decision = match (input.decision.trim(), input.proof) {
-            ("confirm", Some(proof)) => HypothesisDecision::Confirm {
+            ("confirm", Some(mut proof)) => HypothesisDecision::Confirm {
                 reason: input.reason,
-                proof,
+                proof: {
+                    self.sourced(&mut proof);
+                    proof
+                },
             },
             ("confirm", None) => {
                 return Err(OpError::Invalid(ValidationError::new(

@@ -85,7 +85,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
 
     fn with_caller(ops: Operations<S>, caller: Caller) -> Self {
         Self {
-            ops,
+            ops: ops.via("mcp"),
             caller,
             tool_router: Self::tool_router(),
         }

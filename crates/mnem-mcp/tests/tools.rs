@@ -150,6 +150,16 @@ async fn remember_recall_trace_over_mcp() {
     )
     .await);
     assert_eq!(trace["supports"][0]["quote"], "Mark works on Atlas");
+
+    // Evidence written without a source is sourced to the transport, as the CLI's is.
+    ok(&call(
+        &client,
+        "remember",
+        json!({"evidence": [{"content": "Lena reviews the Atlas release."}]}),
+    )
+    .await);
+    let unsourced = ok(&call(&client, "recall_memory", json!({"query": "Lena release"})).await);
+    assert_eq!(unsourced["results"][0]["source"], "mcp");
 }
 
 #[tokio::test]

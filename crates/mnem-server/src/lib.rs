@@ -114,7 +114,7 @@ where
         observed.recalled(recall.query_embedding, recall.windows, recall.discovery)
     }));
     let app = App {
-        ops: ops.clone(),
+        ops: ops.clone().via("http"),
         auth,
         limiter: Arc::new(KeyRateLimit::new(limits.requests_per_second, limits.burst)),
         attempts: Arc::new(AttemptLimit::per_minute(limits.unverified_per_minute)),

@@ -965,6 +965,17 @@ async fn the_consoles_reads_see_only_the_callers_team() {
     )
     .await;
     assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    let recalled = post(
+        &s.router,
+        "/v1/recall",
+        Some(&s.a_read),
+        json!({"query": "plan"}),
+    )
+    .await;
+    assert_eq!(
+        recalled.body["results"][0]["source"], "http",
+        "sourced to the transport"
+    );
     let explained = post(
         &s.router,
         "/v1/explain",
