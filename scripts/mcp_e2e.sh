@@ -8,17 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target="${CARGO_TARGET_DIR:-target}"
-if ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq python3 python3-venv >/dev/null
-fi
-venv="$target/e2e-venv"
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install -q --disable-pip-version-check "mcp==2.3.0"
+. scripts/e2e_venv.sh
+e2e_venv "mcp==2.3.0"
 cargo build -q -p mnem-cli
 "$venv/bin/python" tests/e2e/mcp_stdio.py "$target/debug/mnem"
 "$venv/bin/python" tests/e2e/mcp_http.py "$target/debug/mnem"
