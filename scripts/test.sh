@@ -20,10 +20,12 @@ if [ -z "${MNEM_PG_URL:-}" ]; then
 fi
 echo "PostgreSQL tests use $MNEM_PG_URL" >&2
 cargo test --workspace "$@"
-# The tests that need a server are ignored in a plain `cargo test`; here they run.
-cargo test -p mnem-postgres "$@" -- --ignored
+# The tests that need a server are ignored in a plain `cargo test`; here they run. The
+# test targets are named across the workspace (not `-p mnem-postgres`), so cargo resolves
+# the same features as above and rebuilds nothing.
+cargo test --workspace --test conformance --test postgres "$@" -- --ignored
 if [ -n "${MNEM_EVAL_DATA:-}" ]; then
-    cargo test -p mnem-eval --test smoke "$@" -- --ignored
+    cargo test --workspace --test smoke "$@" -- --ignored
 fi
 
 # Two servers on one database, through the real binary (built by the tests above).

@@ -39,8 +39,11 @@ use crate::{
 
 /// The `format` every pack's header names.
 pub const PACK_FORMAT: &str = "mnem-memory-pack";
-/// The version this build writes and reads.
-pub const PACK_VERSION: u32 = 1;
+/// The version this build writes. Version 2 writes stamps as RFC 3339 text; version 1
+/// wrote integer microseconds, which still read (the stamp reader takes both).
+pub const PACK_VERSION: u32 = 2;
+/// The versions this build reads.
+pub const PACK_VERSIONS_READ: &[u32] = &[1, 2];
 
 /// A pack that cannot be read or replayed, with the 1-based line at fault (0: the pack
 /// as a whole, e.g. a missing manifest).
@@ -611,9 +614,9 @@ fn check_header(header: &PackHeader) -> Result<(), String> {
             header.format
         ));
     }
-    if header.version != PACK_VERSION {
+    if !PACK_VERSIONS_READ.contains(&header.version) {
         return Err(format!(
-            "version {} is not one this build reads (it reads {PACK_VERSION})",
+            "version {} is not one this build reads (it reads {PACK_VERSIONS_READ:?})",
             header.version
         ));
     }
@@ -791,12 +794,61 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_pack_with_integer_stamps_still_reads() {
+        let text = sample().encode();
+        let mut lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        // Version 1 wrote every stamp as integer microseconds.
+        fn to_micros(value: &mut serde_json::Value, converted: &mut usize) {
+            match value {
+                serde_json::Value::String(s) => {
+                    if let Ok(t) = Timestamp::parse("t", s) {
+                        if s.len() == 27 && s.ends_with('Z') {
+                            *value = serde_json::json!(t.as_micros());
+                            *converted += 1;
+                        }
+                    }
+                }
+                serde_json::Value::Array(items) => {
+                    items.iter_mut().for_each(|v| to_micros(v, converted))
+                }
+                serde_json::Value::Object(map) => {
+                    map.values_mut().for_each(|v| to_micros(v, converted))
+                }
+                _ => {}
+            }
+        }
+        let mut converted = 0;
+        lines.iter_mut().for_each(|l| to_micros(l, &mut converted));
+        assert!(
+            converted > 5,
+            "the sample's stamps became integers ({converted})"
+        );
+        lines[0]["version"] = serde_json::json!(1);
+        let body: String = lines[..lines.len() - 1]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut manifest = lines[lines.len() - 1].clone();
+        manifest["sha256"] = serde_json::json!(sha256_hex(body.as_bytes()));
+        let old = Pack::decode(&format!("{body}{manifest}\n"));
+        let old = old.expect("a version-1 pack decodes");
+        assert_eq!(
+            old.evidence,
+            sample().evidence,
+            "the same stamps, read from integers"
+        );
+    }
+
+    #[test]
     fn another_format_or_version_is_refused_on_the_header() {
         let mut pack = sample();
-        pack.header.version = 2;
+        pack.header.version = 3;
         let error = error_of(&pack.encode());
         assert_eq!(error.line, 1);
-        assert!(error.reason.contains("version 2"));
+        assert!(error.reason.contains("version 3"));
         let mut pack = sample();
         pack.header.format = "other".into();
         assert_eq!(error_of(&pack.encode()).line, 1);

@@ -19,10 +19,37 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
 use crate::ValidationError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+/// In JSON a stamp is RFC 3339 text with six fractional digits (what every output shows,
+/// and what people and agents write); integer microseconds are read too, the form JSON
+/// held before (packs of version 1, rows written then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(i64);
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        rfc3339_text::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        rfc3339_text::deserialize(deserializer)
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "RFC 3339, e.g. 2024-03-01T09:30:00Z",
+        })
+    }
+}
 
 impl Timestamp {
     pub const MICROS_PER_SECOND: i64 = 1_000_000;
