@@ -218,21 +218,10 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         Ok(recall.explained())
     }
 
-    /// One evidence item the caller can see, with its lifecycle history, its writes and
-    /// how recalls used it.
+    /// One evidence item the caller can see, with its lifecycle history, its writes, how
+    /// recalls used it, and the names of the profiles they name.
     pub async fn show(&self, caller: &Principal, input: ShowInput) -> Result<Value, OpError> {
-        let store = self.memory.store();
-        let (actor, id) = (&caller.actor, input.evidence_id);
-        let evidence = store.get(actor, id).await.map_err(ServiceError::from)?;
-        let history = store.history(actor, id).await.map_err(ServiceError::from)?;
-        let writes = store.writes(actor, id).await.map_err(ServiceError::from)?;
-        let usage = store.usage(actor, id).await.map_err(ServiceError::from)?;
-        Ok(json!({
-            "evidence": encoded(&evidence)?,
-            "history": encoded(&history)?,
-            "writes": encoded(&writes)?,
-            "usage": encoded(&usage)?,
-        }))
+        encoded(&self.memory.show(&caller.actor, input.evidence_id).await?)
     }
 
     /// The ranking profile, the embedding contract, how many of the caller's team's
@@ -274,7 +263,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
 
     pub async fn trace(&self, caller: &Principal, input: TraceInput) -> Result<Value, OpError> {
         let (id, view) = input.into_parts()?;
-        encoded(&self.memory.trace(&caller.actor, id, view).await?)
+        encoded(&self.memory.trace_named(&caller.actor, id, view).await?)
     }
 
     pub async fn retract(&self, caller: &Principal, input: RetractInput) -> Result<Value, OpError> {

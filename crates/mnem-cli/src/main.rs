@@ -317,7 +317,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 valid_at: args.time.valid_at,
                 known_at: args.time.known_at,
             };
-            render::traced(&memory.trace(&actor, args.id, view).await?, cli.json);
+            render::traced(&memory.trace_named(&actor, args.id, view).await?, cli.json);
         }
         Command::Correct(ref args) => {
             let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &args.verifier);
@@ -330,11 +330,8 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             render::corrected(&outcome, cli.json);
         }
         Command::Show(args) => {
-            let evidence = store.get(&actor, args.id).await?;
-            let history = store.history(&actor, args.id).await?;
-            let writes = store.writes(&actor, args.id).await?;
-            let usage = store.usage(&actor, args.id).await?;
-            render::shown(&evidence, &history, &writes, &usage, cli.json);
+            let memory = Memory::unchecked(store, None);
+            render::shown(&memory.show(&actor, args.id).await?, cli.json);
         }
         Command::Feedback(FeedbackCommand::Submit(ref args)) => {
             let memory = Memory::unchecked(store, None);

@@ -1,19 +1,17 @@
 //! Output: human text by default, JSON with `--json`. Results go to stdout; nothing else
 //! does.
 
-use mnem_core::dedup::{Duplicate, Provenance};
-use mnem_core::feedback::{RankingQuality, RecallFeedback, Usage};
+use mnem_core::dedup::Duplicate;
+use mnem_core::feedback::{RankingQuality, RecallFeedback};
 use mnem_core::graph::{
     Community, DiscoveryPath, Hypothesis, PathEdge, Polarity, RelationshipOutcome, RememberOutcome,
-    Trace,
 };
 use mnem_core::pack::PackCounts;
 use mnem_core::recall::{PublicCommunity, PublicHypothesis};
-use mnem_core::{
-    ApiKeyRecord, Evidence, EvidenceId, LifecycleEvent, LifecycleState, PublicWindowItem, TeamId,
-};
+use mnem_core::{ApiKeyRecord, EvidenceId, LifecycleState, PublicWindowItem, TeamId};
 use mnem_service::{
-    CommunityReport, DreamReport, EmbedReport, HeldEvidence, IssuedKey, Recall, Status,
+    CommunityReport, DreamReport, EmbedReport, HeldEvidence, IssuedKey, NamedTrace, Recall, Shown,
+    Status,
 };
 use mnem_store::{PackImport, Remembered};
 use serde_json::json;
@@ -297,11 +295,12 @@ pub fn lifecycle(state: &str, ids: &[EvidenceId], as_json: bool) {
     }
 }
 
-pub fn traced(trace: &Trace, as_json: bool) {
+pub fn traced(named: &NamedTrace, as_json: bool) {
     if as_json {
-        print_json(&json!(trace));
+        print_json(&json!(named));
         return;
     }
+    let trace = &named.trace;
     let r = &trace.relationship;
     println!(
         "{} —{}{}→ {}",
@@ -319,7 +318,11 @@ pub fn traced(trace: &Trace, as_json: bool) {
         "  standing     {} / {} (version {})",
         r.tier, r.status, r.version
     );
-    println!("  owner        {}", r.owner_profile_id);
+    let owner = named.profiles.get(&r.owner_profile_id);
+    println!(
+        "  owner        {}",
+        owner.map_or(r.owner_profile_id.to_string(), Clone::clone)
+    );
     println!(
         "  recorded     {} → {}",
         r.recorded_at,
@@ -387,22 +390,19 @@ pub fn traced(trace: &Trace, as_json: bool) {
 /// One item: its record, lifecycle history, — when its text was written more than once —
 /// each write (who, from where, observed when, whether it still stands), and its usage in
 /// recall feedback.
-pub fn shown(
-    evidence: &Evidence,
-    history: &[LifecycleEvent],
-    writes: &[Provenance],
-    usage: &Usage,
-    as_json: bool,
-) {
+pub fn shown(shown: &Shown, as_json: bool) {
     if as_json {
-        print_json(&json!({
-            "evidence": evidence,
-            "history": history,
-            "writes": writes,
-            "usage": usage,
-        }));
+        print_json(&json!(shown));
         return;
     }
+    let Shown {
+        evidence,
+        history,
+        writes,
+        usage,
+        profiles,
+    } = shown;
+    let who = |id: &mnem_core::ProfileId| profiles.get(id).cloned().unwrap_or(id.to_string());
     println!("{}", evidence.content);
     println!("  id           {}", evidence.id);
     println!("  state        {}", evidence.state);
@@ -420,9 +420,15 @@ pub fn shown(
     for r in &evidence.refs {
         println!("  ref          {r}");
     }
+    println!("  owner        {}", who(&evidence.owner));
     for event in history {
         let reason = event.reason.as_deref().unwrap_or("");
-        println!("  history      {}  {}  {reason}", event.at, event.state);
+        println!(
+            "  history      {}  {}  by {}  {reason}",
+            event.at,
+            event.state,
+            who(&event.actor)
+        );
     }
     for write in writes {
         println!(
@@ -432,7 +438,7 @@ pub fn shown(
             write.source_type,
             write.source_group,
             write.observed_at,
-            write.owner
+            who(&write.owner)
         );
     }
     if usage.returned > 0 {

@@ -157,6 +157,10 @@ fn delete_hides_evidence_and_a_second_delete_fails() {
     let shown = store.json(&["show", id]);
     assert_eq!(shown["evidence"]["state"], "retracted");
     assert_eq!(shown["history"][1]["reason"], "obsolete");
+    let owner = shown["evidence"]["owner"].as_str().expect("owner id");
+    assert_eq!(shown["profiles"][owner], "default", "who, not only an id");
+    let at = shown["history"][1]["at"].as_str().expect("a stamp as text");
+    assert!(at.ends_with('Z') && at.len() == 27, "{at}");
 }
 
 #[test]
@@ -819,6 +823,8 @@ fn structured_remember_then_paths_trace_correct_retract_and_forget() {
 
     let trace = store.json(&["trace", &uses]);
     assert_eq!(trace["supports"][0]["quote"], "Atlas uses Redis.");
+    let owner = trace["relationship"]["owner_profile_id"].as_str().expect("owner");
+    assert_eq!(trace["profiles"][owner], "default");
     assert_eq!(trace["relationship"]["version"], 1);
 
     let valkey = outcome["evidence"][1]["evidence_id"].as_str().expect("id");

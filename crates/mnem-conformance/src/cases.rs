@@ -649,6 +649,35 @@ pub async fn a_newer_revision_written_plainly_supersedes_the_older<S: Backend>(f
     );
 }
 
+/// `show` and `trace` name profiles from the caller's team only: another team's profile
+/// id has no name here, and an id that is no profile is left out.
+pub async fn profile_names_come_from_the_callers_team_only<S: Backend>(fx: Fixture<S>) {
+    let bob = fx
+        .store
+        .open_profile("conformance", "bob")
+        .await
+        .expect("bob");
+    let other = fx
+        .store
+        .open_profile("other-team", "eve")
+        .await
+        .expect("eve");
+    let stranger = mnem_core::ProfileId::from_bytes([7; 16]);
+    let ids = vec![other.profile, bob.profile, fx.actor.profile, stranger];
+    let mut named = fx.store.profile_names(&fx.actor, ids).await.expect("names");
+    named.sort();
+    // The fixture acts as the team's first profile, whatever the backend calls it.
+    let own = fx
+        .store
+        .profile_names(&fx.actor, vec![fx.actor.profile])
+        .await
+        .expect("own");
+    assert_eq!(own.len(), 1, "the caller's own profile has a name");
+    let mut want = vec![own[0].clone(), (bob.profile, "bob".to_string())];
+    want.sort();
+    assert_eq!(named, want);
+}
+
 pub async fn provenance_round_trips<S: Backend>(fx: Fixture<S>) {
     let mut new = NewEvidence::new("the vendor contract renews in june");
     new.kind = Some("fact".into());

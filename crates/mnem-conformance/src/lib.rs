@@ -63,6 +63,7 @@ macro_rules! conformance_suite {
             a_second_retract_says_the_item_is_already_retracted,
             retraction_appends_to_the_log_and_keeps_the_row,
             a_newer_revision_written_plainly_supersedes_the_older,
+            profile_names_come_from_the_callers_team_only,
             provenance_round_trips,
             stamps_round_trip_at_microsecond_precision,
             refs_match_any_of_and_need_kind_and_id,

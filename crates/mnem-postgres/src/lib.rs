@@ -373,6 +373,21 @@ impl GraphStore for PgStore {
         Ok(actor)
     }
 
+    async fn profile_names(
+        &self,
+        actor: &Actor,
+        ids: Vec<ProfileId>,
+    ) -> Result<Vec<(ProfileId, String)>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        let sql = mnem_sql::select_profile_names("$1", "{id} = ANY ($2)");
+        let listed: Vec<uuid::Uuid> = ids.iter().map(|id| id.0).collect();
+        let rows = tx.query(&sql, &[&actor.team.0, &listed]).await.db()?;
+        rows.iter()
+            .map(|row| Ok((ProfileId(rows::col(row, 0)?), rows::col(row, 1)?)))
+            .collect()
+    }
+
     async fn replayed(
         &self,
         actor: &Actor,

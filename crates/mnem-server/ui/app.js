@@ -152,13 +152,14 @@ function renderPath(path) {
 async function showEvidence(id) {
   const view = $("view-evidence");
   view.replaceChildren(el("p", { class: "empty" }, "Loading…"));
-  const { evidence: e, history, writes } = await api("show", { evidence_id: id });
+  const { evidence: e, history, writes, profiles } = await api("show", { evidence_id: id });
+  const who = (id) => (profiles && profiles[id]) || id;
   const row = (name, value) => el("tr", {}, el("th", {}, name), el("td", {}, value));
   fill(view,
     el("h2", {}, "Evidence"),
     el("div", { class: "card" }, el("p", { class: "context" }, e.content)),
     el("table", {},
-      row("id", e.id), row("state", e.state), row("kind", e.kind),
+      row("id", e.id), row("state", e.state), row("kind", e.kind), row("owner", who(e.owner)),
       row("source", e.source + " (" + e.source_type + ", " + e.authority + ")"),
       row("source key", e.source_key || "–"), row("scope", "/" + (e.scope || "")),
       row("observed", when(e.observed_at)), row("recorded", when(e.recorded_at)),
@@ -168,7 +169,8 @@ async function showEvidence(id) {
     el("ul", { class: "timeline lifecycle" },
       history.map((h) =>
         el("li", {}, el("span", { class: "kind" }, h.state), " ",
-          el("span", { class: "when" }, when(h.at)), h.reason ? el("div", {}, h.reason) : null))),
+          el("span", { class: "when" }, when(h.at) + " · " + who(h.actor)),
+          h.reason ? el("div", {}, h.reason) : null))),
     el("h2", {}, "Writes"),
     el("table", {}, writes.map((w) =>
       el("tr", {}, el("td", {}, when(w.recorded_at)), el("td", {}, w.source || "–"),
@@ -213,7 +215,9 @@ async function showRelationship(id) {
   fill(view,
     el("h2", { class: "statement" }, r.subject.name, " ", r.polarity === "-" ? "not " : "",
       r.predicate_surface || r.predicate, " ", objectName(r.object)),
-    el("div", { class: "meta" }, r.tier, " · ", r.status, " · version ", r.version, " · recorded ", when(r.recorded_at)),
+    el("div", { class: "meta" }, r.tier, " · ", r.status, " · version ", r.version, " · by ",
+      (trace.profiles && trace.profiles[r.owner_profile_id]) || r.owner_profile_id,
+      " · recorded ", when(r.recorded_at)),
     el("h2", {}, "Supporting evidence"),
     supports.length ? supports : el("p", { class: "empty" }, "None."),
     el("h2", {}, "Timeline"),

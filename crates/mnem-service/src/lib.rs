@@ -16,6 +16,7 @@ mod hypothesis_model;
 mod import;
 mod pack;
 mod query_vectors;
+mod shown;
 mod verifier;
 mod worker;
 
@@ -53,6 +54,7 @@ pub use hypothesis_model::{
     parse_reading, ChatHypothesisModel, HypothesisModel, MAX_MODEL_READINGS_PER_PASS,
 };
 pub use import::{ImportReport, IMPORT_BATCH};
+pub use shown::{NamedTrace, Shown};
 pub use verifier::{parse_judgement, ChatVerifier, EntailmentModel};
 pub use worker::{
     spawn_worker, EmbedReport, EMBED_BATCH, MAX_EMBED_ATTEMPTS, OWN_WRITE_BATCH,

@@ -572,3 +572,13 @@ mod tests {
         );
     }
 }
+
+/// The names of a team's profiles among some ids: `among` is a condition on
+/// `profile_id` in the backend's style (`{id} IN (…)`, `{id} = ANY ($2)`).
+pub fn select_profile_names(team: &str, among: &str) -> String {
+    format!(
+        "SELECT profile_id, name FROM profiles WHERE team_id = {team} AND {} \
+         ORDER BY profile_id",
+        among.replace("{id}", "profile_id")
+    )
+}

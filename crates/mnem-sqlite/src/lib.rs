@@ -382,6 +382,33 @@ impl GraphStore for SqliteStore {
             .await
     }
 
+    async fn profile_names(
+        &self,
+        actor: &Actor,
+        ids: Vec<ProfileId>,
+    ) -> Result<Vec<(ProfileId, String)>> {
+        let team = actor.team;
+        self.with_reader(move |conn| {
+            let listed = graph::hex_ids(ids.iter().map(ProfileId::as_bytes))?;
+            let sql = mnem_sql::select_profile_names(
+                "?1",
+                "{id} IN (SELECT unhex(value) FROM json_each(?2))",
+            );
+            let mut stmt = conn.prepare_cached(&sql).db()?;
+            let rows = stmt
+                .query_map(params![team.as_bytes(), listed], |row| {
+                    Ok((row.get::<_, rows::UuidBytes>(0)?, row.get::<_, String>(1)?))
+                })
+                .db()?;
+            rows.map(|row| {
+                let (id, name) = row.db()?;
+                Ok((ProfileId::from_bytes(id.0), name))
+            })
+            .collect()
+        })
+        .await
+    }
+
     async fn replayed(
         &self,
         actor: &Actor,

@@ -24,8 +24,8 @@ use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
     Access, Actor, ApiKeyRecord, Candidate, Clock, EmbeddingContract, EntityId, Evidence,
-    EvidenceId, HypothesisId, LifecycleEvent, Neighbours, NewEvidence, RecallQuery, RelationshipId,
-    TeamId, Timestamp, ValidationError,
+    EvidenceId, HypothesisId, LifecycleEvent, Neighbours, NewEvidence, ProfileId, RecallQuery,
+    RelationshipId, TeamId, Timestamp, ValidationError,
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -236,6 +236,14 @@ pub trait GraphStore: EvidenceStore {
     /// Resolves a profile of a team by name, creating both on first use.
     fn open_profile(&self, team: &str, profile: &str)
         -> impl Future<Output = Result<Actor>> + Send;
+
+    /// The names of those of `ids` that are profiles of the actor's team (another
+    /// team's id has none), in id order.
+    fn profile_names(
+        &self,
+        actor: &Actor,
+        ids: Vec<ProfileId>,
+    ) -> impl Future<Output = Result<Vec<(ProfileId, String)>>> + Send;
 
     /// The stored outcome of an earlier request with this idempotency key; `Conflict`
     /// when that request differed (its hash is not `request_hash`).
