@@ -482,6 +482,16 @@ impl TryFrom<CommunityRow> for mnem_core::graph::Community {
     }
 }
 
+/// The names of a team's profiles among some ids: `among` is a condition on
+/// `profile_id` in the backend's style (`{id} IN (…)`, `{id} = ANY ($2)`).
+pub fn select_profile_names(team: &str, among: &str) -> String {
+    format!(
+        "SELECT profile_id, name FROM profiles WHERE team_id = {team} AND {} \
+         ORDER BY profile_id",
+        among.replace("{id}", "profile_id")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use std::cmp::Ordering;
@@ -571,14 +581,4 @@ mod tests {
             ["scope_depth DESC", "observed_at DESC", "evidence_id ASC"]
         );
     }
-}
-
-/// The names of a team's profiles among some ids: `among` is a condition on
-/// `profile_id` in the backend's style (`{id} IN (…)`, `{id} = ANY ($2)`).
-pub fn select_profile_names(team: &str, among: &str) -> String {
-    format!(
-        "SELECT profile_id, name FROM profiles WHERE team_id = {team} AND {} \
-         ORDER BY profile_id",
-        among.replace("{id}", "profile_id")
-    )
 }
