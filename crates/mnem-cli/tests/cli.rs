@@ -823,7 +823,9 @@ fn structured_remember_then_paths_trace_correct_retract_and_forget() {
 
     let trace = store.json(&["trace", &uses]);
     assert_eq!(trace["supports"][0]["quote"], "Atlas uses Redis.");
-    let owner = trace["relationship"]["owner_profile_id"].as_str().expect("owner");
+    let owner = trace["relationship"]["owner_profile_id"]
+        .as_str()
+        .expect("owner");
     assert_eq!(trace["profiles"][owner], "default");
     assert_eq!(trace["relationship"]["version"], 1);
 
