@@ -72,7 +72,9 @@ pub struct Cli {
     pub json: bool,
 
     /// Embedding provider: the built-in local model, an OpenAI-compatible endpoint, or
-    /// none (lexical-only recall).
+    /// none (lexical-only recall). `openai` reads --embed-url, --embed-model and
+    /// --embed-dims (or MNEM_EMBED_URL, MNEM_EMBED_MODEL, MNEM_EMBED_DIMS; the key from
+    /// MNEM_EMBED_API_KEY), options shown only here because nothing else uses them.
     #[arg(long, global = true, help_heading = "Embedding", env = "MNEM_EMBEDDER", default_value = "builtin", value_parser = ["builtin", "openai", "none"])]
     pub embedder: String,
 
@@ -81,6 +83,7 @@ pub struct Cli {
         long,
         global = true,
         help_heading = "Embedding",
+        hide = true,
         env = "MNEM_EMBED_URL",
         default_value = "https://api.openai.com"
     )]
@@ -91,6 +94,7 @@ pub struct Cli {
         long,
         global = true,
         help_heading = "Embedding",
+        hide = true,
         env = "MNEM_EMBED_MODEL",
         default_value = "text-embedding-3-small"
     )]
@@ -101,6 +105,7 @@ pub struct Cli {
         long,
         global = true,
         help_heading = "Embedding",
+        hide = true,
         env = "MNEM_EMBED_DIMS",
         default_value_t = 1536
     )]
