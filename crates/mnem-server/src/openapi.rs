@@ -7,18 +7,11 @@ use mnem_api::{
     QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
     StatusInput, TraceInput,
 };
+use mnem_api::{Operation, OPERATIONS};
 use mnem_core::graph::RememberRequest;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
-
-/// One API operation: `POST /v1/<name>`.
-struct Operation {
-    name: &'static str,
-    summary: &'static str,
-    /// The request body's content, by media type.
-    request: Value,
-}
 
 /// A JSON request body of `schema`.
 fn json_body(schema: Value) -> Value {
@@ -32,7 +25,7 @@ fn error_response(description: &str) -> Value {
     })
 }
 
-fn path_item(op: &Operation) -> Value {
+fn path_item(op: &Operation, request: Value) -> Value {
     let mut responses = Map::new();
     responses.insert(
         "200".into(),
@@ -48,7 +41,7 @@ fn path_item(op: &Operation) -> Value {
         error_response("Missing, invalid, revoked or expired API key"),
     );
     // Whether it needs a write key is said once, in `mnem_api::OPERATIONS`.
-    if mnem_api::Operation::named(op.name).is_none_or(|named| named.writes) {
+    if op.writes {
         responses.insert("403".into(), error_response("The key is read-only"));
         responses.insert(
             "409".into(),
@@ -65,9 +58,12 @@ fn path_item(op: &Operation) -> Value {
     );
     let mut post = json!({
         "operationId": op.name,
-        "summary": op.summary,
+        "summary": match op.tool {
+            Some(tool) => format!("{} (MCP: {tool})", op.summary),
+            None => op.summary.to_string(),
+        },
         "security": [{"apiKey": []}],
-        "requestBody": {"required": true, "content": op.request},
+        "requestBody": {"required": true, "content": request},
         "responses": responses,
     });
     if op.name == "import" {
@@ -95,109 +91,31 @@ pub fn document() -> Value {
     fn of<T: JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<T>()
     }
-    let operations = [
-        Operation {
-            name: "recall",
-            summary:
-                "Ranked evidence within a byte budget, plus discovery paths (MCP: recall_memory)",
-            request: json_body(schema(of::<RecallInput>)),
-        },
-        Operation {
-            name: "remember",
-            summary: "Store evidence and the relationship claims it proves; a text the team \
-                      already holds answers the stored id with `duplicate` (MCP: remember)",
-            request: json_body(schema(of::<RememberRequest>)),
-        },
-        Operation {
-            name: "trace",
-            summary:
-                "One relationship with its evidence, verification and history (MCP: trace_memory)",
-            request: json_body(schema(of::<TraceInput>)),
-        },
-        Operation {
-            name: "export",
-            summary: "The caller's memory (or a scope/time slice) as a memory pack: JSON Lines \
-                      with a SHA-256 manifest, never vectors (MCP: export_memory_pack)",
-            request: json_body(schema(of::<ExportInput>)),
-        },
-        Operation {
-            name: "hypotheses",
-            summary: "The team's hypotheses (dreaming), newest first, by status; never \
-                      evidence (MCP: list_hypotheses)",
-            request: json_body(schema(of::<ListHypothesesInput>)),
-        },
-        Operation {
-            name: "hypothesis",
-            summary: "One hypothesis with its sources and resolution (MCP: get_hypothesis)",
-            request: json_body(schema(of::<GetHypothesisInput>)),
-        },
-        Operation {
-            name: "resolve_hypothesis",
-            summary: "Confirm an open hypothesis with a proof written as a remember, or reject \
-                      it (MCP: resolve_hypothesis)",
-            request: json_body(schema(of::<ResolveHypothesisInput>)),
-        },
-        Operation {
-            name: "retract",
-            summary: "Retract your writes of evidence; what it supported is re-assessed, an \
-                      item others also wrote stays (MCP: retract_evidence)",
-            request: json_body(schema(of::<RetractInput>)),
-        },
-        Operation {
-            name: "feedback",
-            summary: "Record how useful one recall's results were; changes nothing it judges \
-                      (MCP: submit_recall_feedback)",
-            request: json_body(schema(of::<mnem_core::feedback::FeedbackInput>)),
-        },
-        Operation {
-            name: "release",
-            summary: "Return quarantined evidence to recall after review (MCP: release_evidence)",
-            request: json_body(schema(of::<ReleaseInput>)),
-        },
-        Operation {
-            name: "quarantined",
-            summary: "Evidence held out of recall, newest first, with why it was held",
-            request: json_body(schema(of::<QuarantinedInput>)),
-        },
-        Operation {
-            name: "correct",
-            summary: "A new, version-fenced version of a relationship (MCP: correct_relationship)",
-            request: json_body(schema(of::<CorrectInput>)),
-        },
-        Operation {
-            name: "forget",
-            summary: "Erase your own private evidence and what derives only from it (MCP: forget)",
-            request: json_body(schema(of::<ForgetInput>)),
-        },
-        Operation {
-            name: "explain",
-            summary: "A recall with each result's score and score components: operator \
-                      diagnostics (the console), never the agent-facing shape",
-            request: json_body(schema(of::<RecallInput>)),
-        },
-        Operation {
-            name: "show",
-            summary: "One evidence item with its lifecycle history, its writes and its \
-                      recall usage",
-            request: json_body(schema(of::<ShowInput>)),
-        },
-        Operation {
-            name: "status",
-            summary: "Ranking profile, embedding contract, the caller's team's documents \
-                      waiting for vectors, the last degraded branch",
-            request: json_body(schema(of::<StatusInput>)),
-        },
-        Operation {
-            name: "import",
-            summary: "A chat transcript as JSON Lines (one turn per line, or OpenAI-style \
-                      `messages` per line), streamed and written in batches; answers what was \
-                      stored, already stored or failed, failures by line number",
-            request: json!({"application/x-ndjson": {"schema": {"type": "string"}}}),
-        },
-    ];
+    let mut request = |name: &str| -> Value {
+        match name {
+            "recall" | "explain" => json_body(schema(of::<RecallInput>)),
+            "remember" => json_body(schema(of::<RememberRequest>)),
+            "trace" => json_body(schema(of::<TraceInput>)),
+            "export" => json_body(schema(of::<ExportInput>)),
+            "hypotheses" => json_body(schema(of::<ListHypothesesInput>)),
+            "hypothesis" => json_body(schema(of::<GetHypothesisInput>)),
+            "resolve_hypothesis" => json_body(schema(of::<ResolveHypothesisInput>)),
+            "retract" => json_body(schema(of::<RetractInput>)),
+            "feedback" => json_body(schema(of::<mnem_core::feedback::FeedbackInput>)),
+            "release" => json_body(schema(of::<ReleaseInput>)),
+            "quarantined" => json_body(schema(of::<QuarantinedInput>)),
+            "correct" => json_body(schema(of::<CorrectInput>)),
+            "forget" => json_body(schema(of::<ForgetInput>)),
+            "show" => json_body(schema(of::<ShowInput>)),
+            "status" => json_body(schema(of::<StatusInput>)),
+            "import" => json!({"application/x-ndjson": {"schema": {"type": "string"}}}),
+            // A new operation without a request schema here fails the document test.
+            _ => Value::Null,
+        }
+    };
     let mut paths = Map::new();
-    for op in &operations {
-        paths.insert(format!("/v1/{}", op.name), path_item(op));
+    for op in OPERATIONS {
+        paths.insert(format!("/v1/{}", op.name), path_item(op, request(op.name)));
     }
     let mut schemas = generator.take_definitions(true);
     schemas.insert(
@@ -227,20 +145,28 @@ pub fn document() -> Value {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_document_lists_every_operation_and_its_key_scope() {
+    fn every_operation_is_documented_with_its_request_and_key_scope() {
         let doc = super::document();
         let paths = doc["paths"].as_object().expect("paths");
-        let mut documented: Vec<&str> = paths
-            .keys()
-            .map(|path| path.trim_start_matches("/v1/"))
-            .collect();
-        let mut named: Vec<&str> = mnem_api::OPERATIONS.iter().map(|op| op.name).collect();
-        documented.sort_unstable();
-        named.sort_unstable();
-        assert_eq!(documented, named);
+        assert_eq!(paths.len(), mnem_api::OPERATIONS.len());
         for op in mnem_api::OPERATIONS {
-            let responses = &paths[&format!("/v1/{}", op.name)]["post"]["responses"];
-            assert_eq!(responses.get("403").is_some(), op.writes, "{}", op.name);
+            let post = &paths[&format!("/v1/{}", op.name)]["post"];
+            let content = &post["requestBody"]["content"];
+            assert!(
+                content.as_object().is_some_and(|c| !c.is_empty()),
+                "{}: no request schema",
+                op.name
+            );
+            assert_eq!(
+                post["responses"].get("403").is_some(),
+                op.writes,
+                "{}",
+                op.name
+            );
+            let summary = post["summary"].as_str().expect("summary");
+            if let Some(tool) = op.tool {
+                assert!(summary.ends_with(&format!("(MCP: {tool})")), "{summary}");
+            }
         }
     }
 }
