@@ -24,8 +24,8 @@ pub mod synthetic;
 pub use dataset::{Dataset, QuestionClass};
 pub use error::EvalError;
 pub use fit::FitReport;
-pub use report::{EvalReport, GroupMetrics, ProfileReport};
-pub use run::{run, BudgetResult, EvalOptions, QuestionResult, AGENT_BUDGETS};
+pub use report::{BudgetResult, EvalReport, GroupMetrics, ProfileReport, QuestionResult};
+pub use run::{run, EvalOptions, AGENT_BUDGETS};
 
 /// Reads a benchmark file by dataset name (`longmemeval` or `locomo`).
 pub fn read(

@@ -1,5 +1,6 @@
-//! Summaries of an eval run: quality per question group, bytes, latency, leaks; printed
-//! as a table or serialised as one JSON document.
+//! What an eval run measured — per question (`QuestionResult`, `BudgetResult`) and summed
+//! up: quality per question group, bytes, latency, leaks; printed as a table or
+//! serialised as one JSON document. `run` fills these; nothing here reaches back into it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -8,7 +9,43 @@ use serde::Serialize;
 
 use crate::dataset::QuestionClass;
 use crate::metrics::{mean, ndcg, percentile, recall_any, recall_fraction, reciprocal_rank};
-use crate::run::{BudgetResult, QuestionResult};
+
+/// What one question got under one profile and window.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionResult {
+    pub profile: String,
+    pub window: usize,
+    pub question_id: String,
+    pub category: String,
+    pub class: QuestionClass,
+    pub gold_items: usize,
+    pub gold_groups: usize,
+    /// 1-based ranks of gold turns in the deep recall.
+    pub item_ranks: Vec<usize>,
+    /// 1-based ranks of gold sessions (a session ranks where its best turn ranks).
+    pub group_ranks: Vec<usize>,
+    /// What the agent-facing recall returned under each byte budget.
+    pub budgets: Vec<BudgetResult>,
+    pub top_score: Option<f64>,
+    /// Results from another team (must be zero).
+    pub leaks: usize,
+}
+
+/// One agent-facing recall of a question, under one byte budget.
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetResult {
+    pub context_bytes: usize,
+    /// For each gold turn that was returned (as a result, or in a result's window), the
+    /// 1-based rank of the result that carried it; ascending.
+    pub item_ranks: Vec<usize>,
+    pub returned: usize,
+    /// Every context byte returned, windows included.
+    pub bytes: usize,
+    pub latency_ms: f64,
+    pub query_embedding_ms: f64,
+    /// Time spent reading and assembling evidence windows.
+    pub windows_ms: f64,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {

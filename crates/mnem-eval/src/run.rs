@@ -20,14 +20,13 @@ use mnem_postgres::PgStore;
 use mnem_service::{Memory, Recall};
 use mnem_sqlite::SqliteStore;
 use mnem_store::{GraphStore, SearchIndex, SystemClock};
-use serde::Serialize;
 
 use crate::cache::CachingEmbedder;
 use crate::contextual::ContextualEmbedder;
 use crate::dataset::{Dataset, Item, QuestionClass};
 use crate::fit::{self, FitQuestion, FitReport};
 use crate::metrics::{dedup_in_order, gold_ranks, gold_result_ranks};
-use crate::report::{EvalReport, IngestReport, ProfileReport};
+use crate::report::{BudgetResult, EvalReport, IngestReport, ProfileReport, QuestionResult};
 use crate::EvalError;
 
 /// Results deep enough to rank gold turns and sessions for @10 and MRR.
@@ -78,43 +77,6 @@ impl Default for EvalOptions {
             contextual_vectors: false,
         }
     }
-}
-
-/// What one question got under one profile and window.
-#[derive(Debug, Clone, Serialize)]
-pub struct QuestionResult {
-    pub profile: String,
-    pub window: usize,
-    pub question_id: String,
-    pub category: String,
-    pub class: QuestionClass,
-    pub gold_items: usize,
-    pub gold_groups: usize,
-    /// 1-based ranks of gold turns in the deep recall.
-    pub item_ranks: Vec<usize>,
-    /// 1-based ranks of gold sessions (a session ranks where its best turn ranks).
-    pub group_ranks: Vec<usize>,
-    /// What the agent-facing recall returned under each byte budget.
-    pub budgets: Vec<BudgetResult>,
-    pub top_score: Option<f64>,
-    /// Results from another team (must be zero).
-    pub leaks: usize,
-}
-
-/// One agent-facing recall of a question, under one byte budget.
-#[derive(Debug, Clone, Serialize)]
-pub struct BudgetResult {
-    pub context_bytes: usize,
-    /// For each gold turn that was returned (as a result, or in a result's window), the
-    /// 1-based rank of the result that carried it; ascending.
-    pub item_ranks: Vec<usize>,
-    pub returned: usize,
-    /// Every context byte returned, windows included.
-    pub bytes: usize,
-    pub latency_ms: f64,
-    pub query_embedding_ms: f64,
-    /// Time spent reading and assembling evidence windows.
-    pub windows_ms: f64,
 }
 
 pub(crate) fn bar(enabled: bool, len: usize, what: &str) -> ProgressBar {
