@@ -2,7 +2,7 @@
 //! "two days ago", "recently"), resolved against the request time into a half-open range
 //! of `observed_at`. A hint is a ranking signal, never a filter: `since`/`until` filter.
 
-use time::{Date, Duration, Month, OffsetDateTime, Time};
+use time::{Date, Duration, Month, Time};
 
 use crate::Timestamp;
 
@@ -92,126 +92,169 @@ fn parse_year(word: &str) -> Option<i32> {
 
 /// The first time hint in `query`, relative to `now`.
 pub fn parse_time_hint(query: &str, now: Timestamp) -> Option<TimeRange> {
-    let now_dt: OffsetDateTime = now.to_datetime();
-    let today = now_dt.date();
     let words: Vec<String> = query
         .split(|c: char| !(c.is_alphanumeric() || c == '-'))
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
-    let word = |i: usize| words.get(i).map(String::as_str);
-    let month_of = |w: &str| {
-        MONTHS
-            .iter()
-            .find(|(name, _)| {
-                *name == w
-                    || (w.len() == 3 && name.starts_with(w))
-                    || w == "sept" && *name == "september"
-            })
-            .map(|(_, m)| *m)
+    let query = Words {
+        words: &words,
+        now,
+        today: now.to_datetime().date(),
     };
-    let month_number = |m: Month| u8::from(m);
+    // The first word that starts a hint decides; at each word the forms are tried in
+    // this order.
+    (0..words.len()).find_map(|i| {
+        iso_date(&query, i)
+            .or_else(|| named_day(&query, i))
+            .or_else(|| ago(&query, i))
+            .or_else(|| last_or_this(&query, i))
+            .or_else(|| month_named(&query, i))
+            .or_else(|| year_introduced(&query, i))
+    })
+}
 
-    for (i, w) in words.iter().enumerate() {
-        let w = w.as_str();
-        // An ISO date: 2023-05-01.
-        if let Ok(date) = Date::parse(w, time::macros::format_description!("[year]-[month]-[day]"))
-        {
-            return Some(day_range(date, 1));
-        }
-        match w {
-            "today" => return Some(day_range(today, 1)),
-            "yesterday" => return Some(day_range(today - Duration::days(1), 1)),
-            "recently" | "lately" => {
-                return Some(TimeRange {
-                    start: now.plus_seconds(-14 * 86_400),
-                    end: now.plus_micros(1),
-                })
-            }
-            _ => {}
-        }
-        // "N days|weeks|months|years ago"
-        if let (Some(n), Some(unit), Some("ago")) = (parse_count(w), word(i + 1), word(i + 2)) {
-            let days = match unit.trim_end_matches('s') {
-                "day" => Some(n),
-                "week" => Some(n * 7),
-                "month" => Some(n * 30),
-                "year" => Some(n * 365),
-                _ => None,
+/// The query's words (lower case) and the request time they are read against.
+struct Words<'a> {
+    words: &'a [String],
+    now: Timestamp,
+    today: Date,
+}
+
+impl Words<'_> {
+    fn at(&self, i: usize) -> Option<&str> {
+        self.words.get(i).map(String::as_str)
+    }
+
+    /// The word before `i`, if any.
+    fn before(&self, i: usize) -> Option<&str> {
+        i.checked_sub(1).and_then(|j| self.at(j))
+    }
+}
+
+/// A month's name or its three-letter form ("sept" too).
+fn month_of(word: &str) -> Option<Month> {
+    MONTHS
+        .iter()
+        .find(|(name, _)| {
+            *name == word
+                || (word.len() == 3 && name.starts_with(word))
+                || word == "sept" && *name == "september"
+        })
+        .map(|(_, m)| *m)
+}
+
+/// An ISO date: `2023-05-01`.
+fn iso_date(q: &Words<'_>, i: usize) -> Option<TimeRange> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    Date::parse(q.at(i)?, format)
+        .ok()
+        .map(|date| day_range(date, 1))
+}
+
+/// `today`, `yesterday`, `recently` / `lately` (the last fourteen days).
+fn named_day(q: &Words<'_>, i: usize) -> Option<TimeRange> {
+    match q.at(i)? {
+        "today" => Some(day_range(q.today, 1)),
+        "yesterday" => Some(day_range(q.today - Duration::days(1), 1)),
+        "recently" | "lately" => Some(TimeRange {
+            start: q.now.plus_seconds(-14 * 86_400),
+            end: q.now.plus_micros(1),
+        }),
+        _ => None,
+    }
+}
+
+/// `N days|weeks|months|years ago`, with slack either side: "two weeks ago" is rarely
+/// exact.
+fn ago(q: &Words<'_>, i: usize) -> Option<TimeRange> {
+    let (n, unit) = (parse_count(q.at(i)?)?, q.at(i + 1)?);
+    if q.at(i + 2) != Some("ago") {
+        return None;
+    }
+    let days = match unit.trim_end_matches('s') {
+        "day" => n,
+        "week" => n * 7,
+        "month" => n * 30,
+        "year" => n * 365,
+        _ => return None,
+    };
+    let center = q.today - Duration::days(days);
+    let slack = (days / 7).clamp(1, 15);
+    Some(day_range(center - Duration::days(slack), 2 * slack + 1))
+}
+
+/// `last|past|this week|month|year|<month>`: "last March" is the most recent March
+/// before this month.
+fn last_or_this(q: &Words<'_>, i: usize) -> Option<TimeRange> {
+    let last = match q.at(i)? {
+        "last" | "past" => true,
+        "this" => false,
+        _ => return None,
+    };
+    let today = q.today;
+    match q.at(i + 1)? {
+        "week" => {
+            let monday = today - Duration::days(today.weekday().number_days_from_monday() as i64);
+            let start = if last {
+                monday - Duration::days(7)
+            } else {
+                monday
             };
-            if let Some(days) = days {
-                // A day's slack either side: "two weeks ago" is rarely exact.
-                let center = today - Duration::days(days);
-                let slack = (days / 7).clamp(1, 15);
-                return Some(day_range(center - Duration::days(slack), 2 * slack + 1));
+            Some(day_range(start, 7))
+        }
+        "month" => {
+            let (y, m) = (today.year(), today.month());
+            if !last {
+                return month_range(y, m);
+            }
+            if m == Month::January {
+                month_range(y - 1, Month::December)
+            } else {
+                month_range(y, m.previous())
             }
         }
-        if w == "last" || w == "this" || w == "past" {
-            let last = w != "this";
-            match word(i + 1) {
-                Some("week") => {
-                    let monday =
-                        today - Duration::days(today.weekday().number_days_from_monday() as i64);
-                    let start = if last {
-                        monday - Duration::days(7)
-                    } else {
-                        monday
-                    };
-                    return Some(day_range(start, 7));
-                }
-                Some("month") => {
-                    let (y, m) = (today.year(), today.month());
-                    return if last {
-                        let (y, m) = if m == Month::January {
-                            (y - 1, Month::December)
-                        } else {
-                            (y, m.previous())
-                        };
-                        month_range(y, m)
-                    } else {
-                        month_range(y, m)
-                    };
-                }
-                Some("year") => return year_range(today.year() - i32::from(last)),
-                Some(next) => {
-                    if let Some(month) = month_of(next) {
-                        // "last March": the most recent March before this month.
-                        let year = if last && month_number(month) >= month_number(today.month()) {
-                            today.year() - 1
-                        } else {
-                            today.year()
-                        };
-                        return month_range(year, month);
-                    }
-                }
-                None => {}
-            }
-        }
-        // "March 2024", "in March": a month word counts only with a year after it or a
-        // preposition before it ("the march of progress" is not a date).
-        if let Some(month) = month_of(w) {
-            let year = word(i + 1).and_then(parse_year);
-            let introduced = i > 0
-                && matches!(
-                    word(i - 1),
-                    Some("in" | "during" | "early" | "late" | "mid")
-                );
-            if year.is_some() || introduced {
-                let year = year.unwrap_or(if month_number(month) > month_number(today.month()) {
-                    today.year() - 1
-                } else {
-                    today.year()
-                });
-                return month_range(year, month);
-            }
-        }
-        if i > 0 && matches!(word(i - 1), Some("in") | Some("during")) {
-            if let Some(year) = parse_year(w) {
-                return year_range(year);
-            }
+        "year" => year_range(today.year() - i32::from(last)),
+        next => {
+            let month = month_of(next)?;
+            let year = if last && u8::from(month) >= u8::from(today.month()) {
+                today.year() - 1
+            } else {
+                today.year()
+            };
+            month_range(year, month)
         }
     }
-    None
+}
+
+/// `March 2024`, `in March`: a month word counts only with a year after it or a
+/// preposition before it ("the march of progress" is not a date); without a year, the
+/// most recent such month.
+fn month_named(q: &Words<'_>, i: usize) -> Option<TimeRange> {
+    let month = month_of(q.at(i)?)?;
+    let year = q.at(i + 1).and_then(parse_year);
+    let introduced = matches!(
+        q.before(i),
+        Some("in" | "during" | "early" | "late" | "mid")
+    );
+    if year.is_none() && !introduced {
+        return None;
+    }
+    let today = q.today;
+    let year = year.unwrap_or(if u8::from(month) > u8::from(today.month()) {
+        today.year() - 1
+    } else {
+        today.year()
+    });
+    month_range(year, month)
+}
+
+/// `in 2023`, `during 2023`.
+fn year_introduced(q: &Words<'_>, i: usize) -> Option<TimeRange> {
+    if !matches!(q.before(i), Some("in" | "during")) {
+        return None;
+    }
+    year_range(parse_year(q.at(i)?)?)
 }
 
 #[cfg(test)]
