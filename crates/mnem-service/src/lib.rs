@@ -290,25 +290,11 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         let Gathered {
             plan,
             branches,
-            degraded,
+            mut degraded,
             query_embedding,
             query_vector,
         } = self.gather(actor, query).await?;
-        for degradation in &degraded {
-            let slot = usize::from(degradation.branch == "vector");
-            self.degraded_recalls[slot].fetch_add(1, Ordering::Relaxed);
-            // Lexical-only by configuration is expected: reported with the recall, but
-            // neither a warning nor the store's "last degraded" (which is for outages,
-            // and would otherwise name every lexical-only recall ever made).
-            if self.embedder.is_none() {
-                tracing::debug!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
-                continue;
-            }
-            tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
-            if let Err(err) = self.store.record_degradation(degradation.clone()).await {
-                tracing::warn!(%err, "could not record degradation");
-            }
-        }
+        self.note_degradations(&degraded).await;
         let ranked = rank_all(branches, &plan, actor, &self.profile);
         // The follow-on read is the windows stage's first read: timed with it.
         let windows_started = Instant::now();
@@ -325,44 +311,9 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             .discover(actor, &plan.query, &hits, query_vector.as_deref())
             .await?;
         let discovery = discovery_started.elapsed();
-        let mut degraded = degraded;
-        // Hypotheses and communities last, in their own fields: they cannot touch
-        // results or paths.
-        let query = &plan.query;
-        // Communities only ever fill free slots: with none, nothing to read for them.
-        let free_slots = query.include_communities && query.limit > hits.len();
-        let near = if query.include_hypotheses || free_slots {
-            let view = GraphView {
-                valid_at: query.valid_at,
-                known_at: query.known_at,
-            };
-            self.near_results(actor, view, &hits).await
-        } else {
-            Ok(Vec::new())
-        };
-        let related_hypotheses = if query.include_hypotheses {
-            Some(
-                self.related_hypotheses(actor, &near, &discovery_paths, &mut degraded)
-                    .await,
-            )
-        } else {
-            None
-        };
-        let community_summaries = if query.include_communities {
-            Some(
-                self.community_summaries(
-                    actor,
-                    query,
-                    &hits,
-                    &near,
-                    &discovery_paths,
-                    &mut degraded,
-                )
-                .await,
-            )
-        } else {
-            None
-        };
+        let (related_hypotheses, community_summaries) = self
+            .derived_fields(actor, &plan.query, &hits, &discovery_paths, &mut degraded)
+            .await;
         Ok(Recall {
             hits,
             degraded,
@@ -373,6 +324,68 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             related_hypotheses,
             community_summaries,
         })
+    }
+
+    /// Counts each skipped branch for the operator's metrics; an outage (not a recall that
+    /// is lexical-only by configuration: that is reported with the recall only) is also
+    /// logged as a warning and kept as the store's "last degraded".
+    async fn note_degradations(&self, degraded: &[Degradation]) {
+        for degradation in degraded {
+            let slot = usize::from(degradation.branch == "vector");
+            self.degraded_recalls[slot].fetch_add(1, Ordering::Relaxed);
+            if self.embedder.is_none() {
+                tracing::debug!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
+                continue;
+            }
+            tracing::warn!(branch = %degradation.branch, reason = %degradation.reason, "recall branch degraded");
+            if let Err(err) = self.store.record_degradation(degradation.clone()).await {
+                tracing::warn!(%err, "could not record degradation");
+            }
+        }
+    }
+
+    /// The optional derived fields a recall asked for, read last and kept in their own
+    /// fields so they cannot touch results or paths; a failed read is omitted and added
+    /// to `degraded`.
+    async fn derived_fields(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        hits: &[RecallHit],
+        discovery_paths: &[DiscoveryPath],
+        degraded: &mut Vec<Degradation>,
+    ) -> (
+        Option<Vec<mnem_core::graph::Hypothesis>>,
+        Option<Vec<mnem_core::graph::Community>>,
+    ) {
+        // Communities only ever fill free slots: with none, nothing to read for them.
+        let free_slots = query.include_communities && query.limit > hits.len();
+        let near = if query.include_hypotheses || free_slots {
+            let view = GraphView {
+                valid_at: query.valid_at,
+                known_at: query.known_at,
+            };
+            self.near_results(actor, view, hits).await
+        } else {
+            Ok(Vec::new())
+        };
+        let hypotheses = if query.include_hypotheses {
+            Some(
+                self.related_hypotheses(actor, &near, discovery_paths, degraded)
+                    .await,
+            )
+        } else {
+            None
+        };
+        let communities = if query.include_communities {
+            Some(
+                self.community_summaries(actor, query, hits, &near, discovery_paths, degraded)
+                    .await,
+            )
+        } else {
+            None
+        };
+        (hypotheses, communities)
     }
 
     /// The candidates a ranked recall fuses, exactly as the store's branches return them
