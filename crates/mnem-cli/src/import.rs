@@ -8,9 +8,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mnem_core::import::{
     read_chat, read_document, ChatSource, Document, ImportItem, ImportProblem, ImportRead, Location,
 };
-use mnem_core::{Actor, Scope, Timestamp};
+use mnem_core::{Actor, Clock, Scope, Timestamp};
 use mnem_service::{ImportReport, Memory};
-use mnem_store::{GraphStore, SearchIndex};
+use mnem_store::{GraphStore, SearchIndex, SystemClock};
 
 use crate::args::{ImportArgs, ImportFormat};
 use crate::{read_text, Failure};
@@ -243,12 +243,9 @@ fn modified(path: &Path) -> Option<Timestamp> {
     Some(Timestamp::from_micros(i64::try_from(micros).ok()?))
 }
 
+/// The wall clock, as the store reads it.
 fn now() -> Timestamp {
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or_default();
-    Timestamp::from_micros(micros)
+    SystemClock.now()
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -19,9 +19,8 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-/// A time as the API gives it (RFC 3339, or microseconds since the epoch) as RFC 3339.
+/// A time as the API gives it: RFC 3339 text, shown as is.
 function when(t) {
-  if (typeof t === "number") return new Date(t / 1000).toISOString();
   return t || "";
 }
 
