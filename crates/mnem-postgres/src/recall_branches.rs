@@ -7,15 +7,15 @@ use std::collections::HashMap;
 
 use mnem_core::lexical::{Bm25, CorpusStats, B, K1};
 use mnem_core::{
-    Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, LifecycleState, Neighbours, Order,
-    RecallQuery, ScopeFilter, Space, Timestamp,
+    Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, Neighbours, Order, RecallQuery,
+    Timestamp,
 };
 use mnem_store::Result;
 use tokio_postgres::Transaction;
 
 use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
 use crate::{param_refs, DbResult, Param};
-use mnem_sql::evidence_state_expr;
+use mnem_sql::{SqlList, SqlValue};
 
 /// This backend's evidence columns with `state` as the view sees it.
 pub fn evidence_columns(known_at: Option<Timestamp>) -> String {
@@ -40,65 +40,33 @@ impl Statement {
     }
 }
 
+impl mnem_sql::Binder for Statement {
+    fn bind(&mut self, value: SqlValue) -> String {
+        match value {
+            SqlValue::Id(id) => self.arg(id),
+            SqlValue::Int(n) => self.arg(n),
+            SqlValue::Text(text) => self.arg(text),
+        }
+    }
+
+    fn member(&mut self, column: &str, values: SqlList, negated: bool) -> String {
+        let list = match values {
+            SqlList::Ids(ids) => self.arg(ids),
+            SqlList::Texts(texts) => self.arg(texts),
+        };
+        if negated {
+            format!("NOT ({column} = ANY ({list}))")
+        } else {
+            format!("{column} = ANY ({list})")
+        }
+    }
+}
+
 /// Pushes every eligibility rule and selector of `query` onto a statement over
-/// `evidence e`: the same rules `RecallQuery::admits` states, in SQL.
+/// `evidence e` ([`mnem_sql::eligibility`]: the rules `RecallQuery::admits` states).
 fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, now: Timestamp) {
-    let team = stmt.arg(actor.team.0);
-    let current = stmt.arg(LifecycleState::Current.as_str());
-    let validity = stmt.arg(query.validity_instant(now).as_micros());
-    let profile = stmt.arg(actor.profile.0);
-    stmt.sql.push_str(&format!(
-        " AND e.team_id = {team} AND ({state}) = {current} \
-         AND (e.expires_at IS NULL OR e.expires_at > {validity}) \
-         AND (e.space = '{team_space}' OR e.owner_profile_id = {profile})",
-        state = evidence_state_expr(query.known_at),
-        team_space = Space::Team.as_str(),
-    ));
-    if let Some(valid_at) = query.valid_at {
-        let p = stmt.arg(valid_at.as_micros());
-        stmt.sql.push_str(&format!(" AND e.observed_at <= {p}"));
-    }
-    if !query.known_evidence_ids.is_empty() {
-        let ids: Vec<uuid::Uuid> = query.known_evidence_ids.iter().map(|id| id.0).collect();
-        let p = stmt.arg(ids);
-        stmt.sql
-            .push_str(&format!(" AND NOT (e.evidence_id = ANY ({p}))"));
-    }
-    if !query.kinds.is_empty() {
-        let p = stmt.arg(query.kinds.clone());
-        stmt.sql.push_str(&format!(" AND e.kind = ANY ({p})"));
-    }
-    if let Some(since) = query.since {
-        let p = stmt.arg(since.as_micros());
-        stmt.sql.push_str(&format!(" AND e.observed_at >= {p}"));
-    }
-    if let Some(until) = query.until {
-        let p = stmt.arg(until.as_micros());
-        stmt.sql.push_str(&format!(" AND e.observed_at < {p}"));
-    }
-    match query.scope_filter() {
-        ScopeFilter::Any => {}
-        ScopeFilter::Exact(scope) => {
-            let p = stmt.arg(scope.to_path());
-            stmt.sql.push_str(&format!(" AND e.scope = {p}"));
-        }
-        ScopeFilter::Widened(scopes) => {
-            let paths: Vec<String> = scopes.iter().map(|s| s.to_path()).collect();
-            let p = stmt.arg(paths);
-            stmt.sql.push_str(&format!(" AND e.scope = ANY ({p})"));
-        }
-    }
-    if !query.refs.is_empty() {
-        let kinds: Vec<String> = query.refs.iter().map(|r| r.kind.clone()).collect();
-        let ids: Vec<String> = query.refs.iter().map(|r| r.id.clone()).collect();
-        let (kinds, ids) = (stmt.arg(kinds), stmt.arg(ids));
-        stmt.sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM evidence_refs r \
-               JOIN unnest({kinds}::text[], {ids}::text[]) AS w (kind, id) \
-                 ON r.ref_kind = w.kind AND r.ref_id = w.id \
-               WHERE r.team_id = e.team_id AND r.evidence_id = e.evidence_id)"
-        ));
-    }
+    let conditions = mnem_sql::eligibility(stmt, actor, query, now);
+    stmt.sql.push_str(&conditions);
 }
 
 /// The tsquery for the query's terms: each term quoted as a lexeme (terms are runs of

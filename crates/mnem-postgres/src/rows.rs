@@ -10,13 +10,8 @@ use tokio_postgres::Row;
 
 /// Columns read by [`evidence_from_row`], in order, from `evidence e`. With a time view,
 /// `e.state` is replaced by the state as of then.
-pub const EVIDENCE_COLUMNS: &str = "e.evidence_id, e.team_id, e.owner_profile_id, e.content, \
-     e.kind, e.source_type, e.source, e.authority, e.source_group, e.source_key, \
-     e.source_revision, e.labels, e.refs, e.scope, e.space, e.observed_at, e.recorded_at, \
-     e.expires_at, e.content_hash, e.state";
-
-/// Number of columns in [`EVIDENCE_COLUMNS`]; extra selected columns start here.
-pub const EVIDENCE_COLUMN_COUNT: usize = 20;
+pub const EVIDENCE_COLUMNS: &str = mnem_sql::evidence_columns!("e.content");
+pub use mnem_sql::EVIDENCE_COLUMN_COUNT;
 
 /// One column, its conversion failure a backend error naming the column.
 pub fn col<'a, T: FromSql<'a>>(row: &'a Row, index: usize) -> Result<T> {

@@ -10,6 +10,29 @@
 use mnem_core::Timestamp;
 use mnem_store::GraphView;
 
+mod eligibility;
+
+pub use eligibility::{eligibility, Binder, SqlList, SqlValue};
+
+/// An evidence row's columns, in the order both backends' row mappers read them, with
+/// `$content` the column that holds the text (it lives in another table on SQLite). The
+/// list ends in `e.state`, which [`evidence_columns_at`] may replace.
+#[macro_export]
+macro_rules! evidence_columns {
+    ($content:literal) => {
+        concat!(
+            "e.evidence_id, e.team_id, e.owner_profile_id, ",
+            $content,
+            ", e.kind, e.source_type, e.source, e.authority, e.source_group, e.source_key, \
+             e.source_revision, e.labels, e.refs, e.scope, e.space, e.observed_at, \
+             e.recorded_at, e.expires_at, e.content_hash, e.state"
+        )
+    };
+}
+
+/// How many columns [`evidence_columns!`] lists; extra selected columns start here.
+pub const EVIDENCE_COLUMN_COUNT: usize = 20;
+
 /// The standing of `r` as the view sees it: the current columns, or the last transition
 /// at or before `known_at`.
 fn standing_columns(view: &GraphView) -> String {
@@ -502,7 +525,15 @@ mod tests {
     };
     use uuid::Uuid;
 
-    use super::candidate_order_keys;
+    use super::{candidate_order_keys, EVIDENCE_COLUMN_COUNT};
+
+    #[test]
+    fn the_evidence_column_count_is_the_length_of_the_list() {
+        let columns: Vec<&str> = evidence_columns!("t.content").split(", ").collect();
+        assert_eq!(columns.len(), EVIDENCE_COLUMN_COUNT);
+        assert_eq!(columns[3], "t.content");
+        assert_eq!(columns.last(), Some(&"e.state"));
+    }
 
     fn hit(id: u128, score: f64, scope: &str, observed: i64) -> RecallHit {
         let mut new = NewEvidence::new("x");

@@ -3,16 +3,13 @@
 
 use std::collections::HashMap;
 
-use mnem_core::{
-    Actor, Candidate, Evidence, EvidenceId, LifecycleState, Neighbours, RecallQuery, ScopeFilter,
-    Space, Timestamp,
-};
+use mnem_core::{Actor, Candidate, Evidence, EvidenceId, Neighbours, RecallQuery, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
 use crate::ann::{AnnIndexes, Plan};
 use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
-use mnem_sql::evidence_state_expr;
+use mnem_sql::{SqlList, SqlValue};
 
 /// This backend's evidence columns with `state` as the view sees it.
 fn evidence_columns(known_at: Option<Timestamp>) -> String {
@@ -44,78 +41,40 @@ impl Statement {
     }
 }
 
+impl mnem_sql::Binder for Statement {
+    fn bind(&mut self, value: SqlValue) -> String {
+        self.params.push(match value {
+            SqlValue::Id(id) => Value::Blob(id.as_bytes().to_vec()),
+            SqlValue::Int(n) => Value::Integer(n),
+            SqlValue::Text(text) => Value::Text(text),
+        });
+        "?".into()
+    }
+
+    fn member(&mut self, column: &str, values: SqlList, negated: bool) -> String {
+        let start = self.params.len();
+        match values {
+            SqlList::Ids(ids) => self
+                .params
+                .extend(ids.iter().map(|id| Value::Blob(id.as_bytes().to_vec()))),
+            SqlList::Texts(texts) => self.params.extend(texts.into_iter().map(Value::Text)),
+        }
+        let marks = vec!["?"; self.params.len() - start].join(", ");
+        let not = if negated { "NOT " } else { "" };
+        format!("{column} {not}IN ({marks})")
+    }
+}
+
 /// Pushes every eligibility rule and selector of `query` onto a statement over
-/// `evidence e`: the same rules `RecallQuery::admits` states, in SQL.
+/// `evidence e` ([`mnem_sql::eligibility`]: the rules `RecallQuery::admits` states).
 pub(crate) fn push_eligibility(
     stmt: &mut Statement,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
 ) {
-    stmt.push(
-        " AND e.team_id = ?",
-        Value::Blob(actor.team.as_bytes().to_vec()),
-    );
-    stmt.push(
-        &format!(" AND ({}) = ?", evidence_state_expr(query.known_at)),
-        Value::Text(LifecycleState::Current.as_str().into()),
-    );
-    stmt.push(
-        " AND (e.expires_at IS NULL OR e.expires_at > ?)",
-        Value::Integer(query.validity_instant(now).as_micros()),
-    );
-    if let Some(valid_at) = query.valid_at {
-        stmt.push(
-            " AND e.observed_at <= ?",
-            Value::Integer(valid_at.as_micros()),
-        );
-    }
-    if !query.known_evidence_ids.is_empty() {
-        let start = stmt.params.len();
-        stmt.params.extend(
-            query
-                .known_evidence_ids
-                .iter()
-                .map(|id| Value::Blob(id.as_bytes().to_vec())),
-        );
-        let marks = vec!["?"; stmt.params.len() - start].join(", ");
-        stmt.sql
-            .push_str(&format!(" AND e.evidence_id NOT IN ({marks})"));
-    }
-    stmt.push(
-        &format!(
-            " AND (e.space = '{}' OR e.owner_profile_id = ?)",
-            Space::Team.as_str()
-        ),
-        Value::Blob(actor.profile.as_bytes().to_vec()),
-    );
-    if !query.kinds.is_empty() {
-        stmt.push_in("e.kind", query.kinds.iter().cloned().map(Value::Text));
-    }
-    if let Some(since) = query.since {
-        stmt.push(" AND e.observed_at >= ?", Value::Integer(since.as_micros()));
-    }
-    if let Some(until) = query.until {
-        stmt.push(" AND e.observed_at < ?", Value::Integer(until.as_micros()));
-    }
-    match query.scope_filter() {
-        ScopeFilter::Any => {}
-        ScopeFilter::Exact(scope) => stmt.push(" AND e.scope = ?", Value::Text(scope.to_path())),
-        ScopeFilter::Widened(scopes) => {
-            stmt.push_in("e.scope", scopes.iter().map(|s| Value::Text(s.to_path())))
-        }
-    }
-    if !query.refs.is_empty() {
-        let pairs = vec!["(r.ref_kind = ? AND r.ref_id = ?)"; query.refs.len()].join(" OR ");
-        stmt.sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM evidence_refs r \
-               WHERE r.team_id = e.team_id AND r.evidence_id = e.evidence_id AND ({pairs}))"
-        ));
-        for r in &query.refs {
-            stmt.params.push(Value::Text(r.kind.clone()));
-            stmt.params.push(Value::Text(r.id.clone()));
-        }
-    }
+    let conditions = mnem_sql::eligibility(stmt, actor, query, now);
+    stmt.sql.push_str(&conditions);
 }
 
 /// The lexical branch: BM25 over the team's full-text index for a text query

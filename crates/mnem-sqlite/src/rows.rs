@@ -9,17 +9,13 @@ use rusqlite::Row;
 
 /// Columns read by [`evidence_from_row`], in order, from `evidence e` joined with
 /// `evidence_content t`.
-pub const EVIDENCE_COLUMNS: &str = "e.evidence_id, e.team_id, e.owner_profile_id, t.content, \
-     e.kind, e.source_type, e.source, e.authority, e.source_group, e.source_key, \
-     e.source_revision, e.labels, e.refs, e.scope, e.space, e.observed_at, e.recorded_at, \
-     e.expires_at, e.content_hash, e.state";
+pub const EVIDENCE_COLUMNS: &str = mnem_sql::evidence_columns!("t.content");
 
 /// The join that [`EVIDENCE_COLUMNS`] reads from.
 pub const EVIDENCE_FROM: &str =
     "evidence e JOIN evidence_content t ON t.doc = e.doc AND t.team_id = e.team_id";
 
-/// Number of columns in [`EVIDENCE_COLUMNS`]; extra selected columns start here.
-pub const EVIDENCE_COLUMN_COUNT: usize = 20;
+pub use mnem_sql::EVIDENCE_COLUMN_COUNT;
 
 /// A 16-byte UUID column.
 pub struct UuidBytes(pub [u8; 16]);
