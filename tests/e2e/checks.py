@@ -3,20 +3,24 @@ request they remember."""
 
 import json
 
-EXPECTED_TOOLS = {
-    "correct_relationship",
-    "export_memory_pack",
-    "forget",
-    "get_hypothesis",
-    "list_hypotheses",
-    "recall_memory",
-    "release_evidence",
-    "remember",
-    "resolve_hypothesis",
-    "retract_evidence",
-    "submit_recall_feedback",
-    "trace_memory",
-}
+# The tool names are written once, in mnem's operations table (crates/mnem-api), and a Rust
+# test ties the MCP tool list to it. What only this client can check is that the official
+# SDK reads every tool it is given, so the scripts check that and the tools they call.
+USED_TOOLS = {"remember", "recall_memory", "trace_memory"}
+
+
+def schema_of(tool):
+    # The SDK's 2.x models name it input_schema; 1.x named it inputSchema.
+    return getattr(tool, "input_schema", None) or getattr(tool, "inputSchema")
+
+
+def check_tool_list(tools):
+    names = {tool.name for tool in tools}
+    check(USED_TOOLS <= names, f"the tools these checks call are listed ({sorted(names)})")
+    check(
+        all(schema_of(tool).get("type") == "object" and tool.description for tool in tools),
+        f"the SDK reads all {len(tools)} tools, each with a description and an object schema",
+    )
 
 
 def check(condition, what):

@@ -11,7 +11,7 @@ import tempfile
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from checks import EXPECTED_TOOLS, atlas_request, check, result_json
+from checks import atlas_request, check_tool_list, check, result_json
 
 
 async def run(mnem: str, db: str) -> None:
@@ -24,9 +24,7 @@ async def run(mnem: str, db: str) -> None:
             info = getattr(init, "server_info", None) or getattr(init, "serverInfo")
             check(info.name == "mnem", "the server says it is mnem")
 
-            tools = await session.list_tools()
-            names = {tool.name for tool in tools.tools}
-            check(names == EXPECTED_TOOLS, f"the seven memory tools are listed ({sorted(names)})")
+            check_tool_list((await session.list_tools()).tools)
 
             outcome = result_json(await session.call_tool("remember", atlas_request()))
             relationship = outcome["relationships"][0]["relationship_id"]
