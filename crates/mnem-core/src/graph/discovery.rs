@@ -244,26 +244,52 @@ pub fn select_paths(
     request: &PathRequest<'_>,
     limits: &DiscoveryLimits,
 ) -> Vec<DiscoveryPath> {
-    let known: HashSet<RelationshipId> = request.known_relationships.iter().copied().collect();
-    let returned: HashSet<EvidenceId> = request.returned_evidence.iter().copied().collect();
-    let terms: HashSet<String> = request
-        .query_terms
-        .iter()
-        .flat_map(|t| words(t).collect::<Vec<_>>())
-        .collect();
-    let usable = |edge: &GraphEdge| {
-        edge.relationship.is_discoverable(request.valid_at) && !known.contains(&edge.id())
-    };
-    let edge_score = |edge: &GraphEdge, reach: f64| {
+    let candidates = scored_candidates(frontier, &EdgeScorer::new(request));
+    take_paths(candidates, request.path_limit, limits)
+}
+
+/// What an edge is worth to this request, and whether it may be shown at all.
+struct EdgeScorer {
+    known: HashSet<RelationshipId>,
+    returned: HashSet<EvidenceId>,
+    terms: HashSet<String>,
+    valid_at: Option<Timestamp>,
+}
+
+impl EdgeScorer {
+    fn new(request: &PathRequest<'_>) -> Self {
+        Self {
+            known: request.known_relationships.iter().copied().collect(),
+            returned: request.returned_evidence.iter().copied().collect(),
+            terms: request
+                .query_terms
+                .iter()
+                .flat_map(|t| words(t).collect::<Vec<_>>())
+                .collect(),
+            valid_at: request.valid_at,
+        }
+    }
+
+    /// Discoverable under the view and not already known to the caller.
+    fn usable(&self, edge: &GraphEdge) -> bool {
+        edge.relationship.is_discoverable(self.valid_at) && !self.known.contains(&edge.id())
+    }
+
+    /// `reach` (how the edge was reached), plus the share of the query it mentions, plus
+    /// a little for the share of its evidence the results did not return.
+    fn score(&self, edge: &GraphEdge, reach: f64) -> f64 {
         let novel = edge
             .evidence_ids
             .iter()
-            .filter(|id| !returned.contains(id))
+            .filter(|id| !self.returned.contains(id))
             .count() as f64
             / edge.evidence_ids.len().max(1) as f64;
-        reach + term_overlap(edge, &terms) + 0.2 * novel
-    };
+        reach + term_overlap(edge, &self.terms) + 0.2 * novel
+    }
+}
 
+/// Every candidate path the frontier offers, scored, best first (ties by edge ids).
+fn scored_candidates(frontier: &Frontier, scorer: &EdgeScorer) -> Vec<Scored> {
     let seed_weight: HashMap<EntityId, f64> = frontier
         .seeds
         .iter()
@@ -277,9 +303,13 @@ pub fn select_paths(
         .collect();
 
     let mut candidates: Vec<Scored> = Vec::new();
-    for edge in frontier.touching_results.iter().filter(|e| usable(e)) {
+    for edge in frontier
+        .touching_results
+        .iter()
+        .filter(|e| scorer.usable(e))
+    {
         candidates.push(Scored {
-            score: edge_score(edge, 1.0),
+            score: scorer.score(edge, 1.0),
             edges: vec![edge.clone()],
         });
     }
@@ -287,8 +317,8 @@ pub fn select_paths(
         let Some(&reach) = seed_weight.get(&adjacency.entity_id) else {
             continue;
         };
-        for first in adjacency.edges.iter().filter(|e| usable(e)) {
-            let first_score = edge_score(first, reach);
+        for first in adjacency.edges.iter().filter(|e| scorer.usable(e)) {
+            let first_score = scorer.score(first, reach);
             candidates.push(Scored {
                 score: first_score,
                 edges: vec![first.clone()],
@@ -302,7 +332,7 @@ pub fn select_paths(
             let Some(next) = second.get(&middle) else {
                 continue;
             };
-            for hop in next.edges.iter().filter(|e| usable(e)) {
+            for hop in next.edges.iter().filter(|e| scorer.usable(e)) {
                 let far = hop.other_end(middle);
                 // No edge twice and no return to the start or the middle: cycles end here.
                 if hop.id() == first.id() || far == Some(adjacency.entity_id) || far == Some(middle)
@@ -310,7 +340,7 @@ pub fn select_paths(
                     continue;
                 }
                 // A second edge is worth less than a first: it is further from the query.
-                let score = 0.5 * (first_score + 0.8 * edge_score(hop, reach));
+                let score = 0.5 * (first_score + 0.8 * scorer.score(hop, reach));
                 candidates.push(Scored {
                     score,
                     edges: vec![first.clone(), hop.clone()],
@@ -324,14 +354,23 @@ pub fn select_paths(
             ids(a).cmp(&ids(b))
         })
     });
+    candidates
+}
 
+/// Takes candidates in order while each adds an edge not yet shown and the path count,
+/// edge and byte bounds hold.
+fn take_paths(
+    candidates: Vec<Scored>,
+    path_limit: usize,
+    limits: &DiscoveryLimits,
+) -> Vec<DiscoveryPath> {
     let multi_author = authors_per_group(&candidates);
     let mut chosen: Vec<DiscoveryPath> = Vec::new();
     let mut used_edges: HashSet<RelationshipId> = HashSet::new();
     let mut edges_total = 0;
     let mut bytes_total = 0;
     for candidate in candidates {
-        if chosen.len() >= request.path_limit {
+        if chosen.len() >= path_limit {
             break;
         }
         if candidate.edges.iter().all(|e| used_edges.contains(&e.id())) {
