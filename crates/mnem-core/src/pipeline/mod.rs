@@ -1,264 +1,30 @@
 //! The ranking pipeline (CONTRACT §2 steps 4–6), written once for every backend: fuse branch
 //! candidates by evidence id (RRF), rerank deterministically (hard anchors, phrases,
 //! temporal intent), normalise to (0, 1], filter, order, fit the byte budget, limit.
+//!
+//! `profile` holds the constants, `plan` what a query asks before branches run, `budget`
+//! the byte budget; fusion and rerank are here.
 
-use std::borrow::Cow;
+mod budget;
+mod plan;
+mod profile;
+
+pub use budget::{fit_budget, MIN_CONTEXT_BYTES};
+use plan::normalise_phrase;
+pub use plan::RecallPlan;
+pub use profile::{
+    parse_profile, profile_named, Fusion, RankingProfile, CONVEX_1_PROFILE, CONVEX_2_PROFILE,
+    DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
+};
+
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::anchors::{parse_anchors, Anchor};
 use crate::order::sort_hits;
 use crate::signals::{self, Support};
-use crate::temporal::{parse_time_hint, TimeRange};
-use crate::text::floor_char_boundary;
 use crate::window::WindowItem;
-use crate::{
-    Actor, Candidate, Evidence, EvidenceId, Order, RecallQuery, Score, Timestamp, ValidationError,
-};
-
-/// Fusion and rerank constants. Versioned: a change here is a ranking change, reported in
-/// telemetry and measured with `mnem eval` before it ships.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RankingProfile {
-    /// Names the constants exactly: a built-in profile's version, or a built-in version
-    /// followed by its overrides (`rrf-1:vector_weight=0.5`).
-    pub version: Cow<'static, str>,
-    /// Which candidate branches a ranked recall runs. A listing always reads through the
-    /// full-text store's listing path, whatever this says.
-    pub lexical_branch: bool,
-    pub vector_branch: bool,
-    /// How branch results combine when more than one branch answered.
-    pub fusion: Fusion,
-    /// RRF damping: a branch's i-th result (1-based) contributes `weight / (k + i)`.
-    pub rrf_k: f64,
-    pub lexical_weight: f64,
-    pub vector_weight: f64,
-    /// Vector candidates less similar than this (cosine) are dropped before fusion: a
-    /// nearest neighbour is not necessarily a relevant one, and without a floor every
-    /// recall would fill its limit with unrelated text.
-    pub vector_min_similarity: f64,
-    /// Candidates each branch contributes when more than `limit` are needed.
-    pub branch_pool: usize,
-    /// Convex fusion only: rank credit added beside each branch's relevance, the i-th
-    /// result (1-based) earning `weight · (rrf_k + 1) / (rrf_k + i)` (1 for the first).
-    /// Relevance says how good a match is; rank says how many beat it.
-    pub lexical_rank_weight: f64,
-    pub vector_rank_weight: f64,
-    /// Bounded multiplicative signals, applied after fusion: the whole query (or a
-    /// quoted span) as a phrase, the hinted period, the source group's support
-    /// ([`crate::signals::group_support`]), the place in the pool's time span
-    /// ([`crate::signals::recency`]). The last two are graded in [0, 1].
-    pub phrase_boost: f64,
-    pub temporal_boost: f64,
-    pub group_boost: f64,
-    pub recency_boost: f64,
-    /// Bounded support signals ([`crate::signals::Support`]), applied after fusion like
-    /// the boosts above: the best tier of the discoverable relationships an item proves
-    /// (`fact` full, `validated_claim` half), and other source groups that wrote the same
-    /// text. They reorder items of close relevance; they never make an unmatched item a
-    /// candidate, and an item without support never gains. 0 skips the store read.
-    pub tier_boost: f64,
-    pub corroboration_boost: f64,
-    /// Follow-on credit ([`crate::follow`]): the next item after each of the first
-    /// `limit` results in its source group scores at least this share of that result.
-    /// 0 turns it off (and skips the store read it needs).
-    pub follow_share: f64,
-    /// When true, a recall whose query embedding cannot be computed fails instead of
-    /// degrading to the lexical branch.
-    pub vector_required: bool,
-}
-
-/// How fused branches combine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Fusion {
-    /// Reciprocal rank fusion: ranks only, `weight / (rrf_k + rank)` per branch.
-    Rrf,
-    /// Convex combination of each branch's own relevance scaled by the branch's best
-    /// (relevance / max: BM25 relevance and floored cosine both start at 0, so this is
-    /// min–max with the theoretical minimum), weights normalised to sum 1; absent from a
-    /// branch counts 0. Keeps how much better the best match is, which ranks alone throw
-    /// away, without stretching a branch whose candidates are all about equally close
-    /// (as observed min–max would).
-    Convex,
-}
-
-/// Convex fusion without follow-on credit: the default before `convex-2`, kept to
-/// compare. Both branches, the full-text branch weighted twice the vector branch. Chosen
-/// with `mnem eval` on the LongMemEval and LoCoMo development files: convex fusion beat
-/// RRF (k = 60, 10 or 20) on both; of the two vector weights tried, 0.5 beat 1.0 on both —
-/// the built-in model is the weaker ranker of the two, so it refines the order rather
-/// than overruling a decisive full-text match.
-pub const CONVEX_1_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("convex-1"),
-    lexical_branch: true,
-    vector_branch: true,
-    fusion: Fusion::Convex,
-    rrf_k: 60.0,
-    lexical_weight: 1.0,
-    vector_weight: 0.5,
-    vector_min_similarity: 0.2,
-    branch_pool: 100,
-    lexical_rank_weight: 0.0,
-    vector_rank_weight: 0.0,
-    phrase_boost: 0.25,
-    temporal_boost: 0.5,
-    group_boost: 0.0,
-    recency_boost: 0.0,
-    tier_boost: 0.0,
-    corroboration_boost: 0.0,
-    follow_share: 0.0,
-    vector_required: false,
-};
-
-/// `convex-1` plus follow-on credit ([`crate::follow`]) at 0.7 — the item after a strong
-/// match in its group ranks at least 0.7 of it. On the development files (window 2) it
-/// lifted LoCoMo turn recall@5 0.537 → 0.617 and MRR 0.464 → 0.497, and LongMemEval turn
-/// any@5 0.860 → 0.871 with its session ranks unchanged; 0.5 gained half as much, 0.85 no
-/// more (ARCHITECTURE has the table). Kept to compare.
-pub const CONVEX_2_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("convex-2"),
-    follow_share: 0.7,
-    ..CONVEX_1_PROFILE
-};
-
-/// Hybrid: `convex-2` plus the bounded support signals — an item proving a `fact` ranks
-/// up to 15% higher (`validated_claim` 7.5%), one whose text two other source groups
-/// also wrote up to 10%. What every recall uses unless told otherwise. The bounds are
-/// chosen, not fitted: the development files hold conversations without relationships or
-/// repeated texts, where this profile ranks exactly as `convex-2` (the signals enter only
-/// when a candidate has support); small enough that an item needs ~87% of a plain item's
-/// relevance before a fact's credit can pass it (the conformance suite holds both sides).
-pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("convex-3"),
-    tier_boost: 0.15,
-    corroboration_boost: 0.1,
-    ..CONVEX_2_PROFILE
-};
-
-/// Reciprocal rank fusion with equal weights, the first default, kept to compare.
-pub const RRF_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("rrf-1"),
-    fusion: Fusion::Rrf,
-    vector_weight: 1.0,
-    ..CONVEX_1_PROFILE
-};
-
-/// The full-text branch alone, with the same reranking (follow-on credit included): the
-/// baseline `mnem eval` compares against.
-pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("lexical-3"),
-    vector_branch: false,
-    ..DEFAULT_PROFILE
-};
-
-/// The vector branch alone (needs an embedder; a recall that cannot embed its query
-/// fails rather than silently answering from the full-text branch).
-pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("vector-3"),
-    lexical_branch: false,
-    vector_required: true,
-    ..DEFAULT_PROFILE
-};
-
-/// The numeric constants a profile spec may override (`NAME:key=value`), which are also
-/// what `mnem eval --fit` searches over.
-pub const NUMERIC_KEYS: [&str; 14] = [
-    "rrf_k",
-    "lexical_weight",
-    "vector_weight",
-    "vector_min_similarity",
-    "branch_pool",
-    "lexical_rank_weight",
-    "vector_rank_weight",
-    "phrase_boost",
-    "temporal_boost",
-    "group_boost",
-    "recency_boost",
-    "tier_boost",
-    "corroboration_boost",
-    "follow_share",
-];
-
-/// The profiles an operator can name (`mnem eval --profile`): by short name or version.
-pub fn profile_named(name: &str) -> Option<RankingProfile> {
-    [
-        ("hybrid", DEFAULT_PROFILE),
-        ("convex-1", CONVEX_1_PROFILE),
-        ("convex-2", CONVEX_2_PROFILE),
-        ("rrf", RRF_PROFILE),
-        ("lexical", LEXICAL_PROFILE),
-        ("vector", VECTOR_PROFILE),
-    ]
-    .into_iter()
-    .find(|(short, profile)| *short == name || profile.version == name)
-    .map(|(_, profile)| profile)
-}
-
-/// A named profile with constants overridden, for measuring a variant before it ships:
-/// `NAME[:key=value]…`, e.g. `hybrid:vector_weight=0.5:rrf_k=30`. Keys are the numeric
-/// fields of [`RankingProfile`]; the result's version is the normalised spec.
-pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
-    let invalid = |reason: String| ValidationError::new("profile", reason);
-    let mut parts = spec.trim().split(':');
-    let name = parts.next().unwrap_or_default();
-    let mut profile = profile_named(name).ok_or_else(|| {
-        invalid(format!(
-            "unknown profile {name:?} (hybrid, rrf, lexical, vector, or a version)"
-        ))
-    })?;
-    let mut version = profile.version.to_string();
-    for assignment in parts {
-        let (key, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| invalid(format!("{assignment:?} is not key=value")))?;
-        if key == "fusion" {
-            profile.fusion = match value {
-                "rrf" => Fusion::Rrf,
-                "convex" => Fusion::Convex,
-                other => return Err(invalid(format!("fusion: {other:?} (rrf, convex)"))),
-            };
-            version.push_str(&format!(":{key}={value}"));
-            continue;
-        }
-        let number: f64 = value
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| invalid(format!("{key}: {value:?} is not a number ≥ 0")))?;
-        match key {
-            "rrf_k" => profile.rrf_k = number,
-            "lexical_weight" => profile.lexical_weight = number,
-            "vector_weight" => profile.vector_weight = number,
-            "vector_min_similarity" if number <= 1.0 => profile.vector_min_similarity = number,
-            "branch_pool" if number >= 1.0 && number.fract() == 0.0 => {
-                profile.branch_pool = number as usize
-            }
-            "lexical_rank_weight" => profile.lexical_rank_weight = number,
-            "vector_rank_weight" => profile.vector_rank_weight = number,
-            "phrase_boost" => profile.phrase_boost = number,
-            "temporal_boost" => profile.temporal_boost = number,
-            "group_boost" => profile.group_boost = number,
-            "recency_boost" => profile.recency_boost = number,
-            "tier_boost" => profile.tier_boost = number,
-            "corroboration_boost" => profile.corroboration_boost = number,
-            "follow_share" if number <= 1.0 => profile.follow_share = number,
-            "vector_min_similarity" | "follow_share" | "branch_pool" => {
-                return Err(invalid(format!("{key}: {value} is out of range")))
-            }
-            other => {
-                return Err(invalid(format!(
-                    "unknown key {other:?} (fusion, {})",
-                    NUMERIC_KEYS.join(", ")
-                )))
-            }
-        }
-        version.push_str(&format!(":{key}={value}"));
-    }
-    profile.version = Cow::Owned(version);
-    Ok(profile)
-}
+use crate::{Actor, Candidate, Evidence, EvidenceId, Score};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -321,84 +87,6 @@ impl RecallHit {
     pub fn window_items(&self) -> impl Iterator<Item = &WindowItem> {
         self.before.iter().chain(&self.after)
     }
-}
-
-/// What the pipeline derives from a validated query before any branch runs.
-#[derive(Debug, Clone)]
-pub struct RecallPlan {
-    pub query: RecallQuery,
-    /// The one clock reading of this recall: expiry is judged against it.
-    pub now: Timestamp,
-    pub anchors: Vec<Anchor>,
-    pub time_hint: Option<TimeRange>,
-    /// Quoted phrases, or the whole query when it has several words.
-    pub phrases: Vec<String>,
-}
-
-impl RecallPlan {
-    pub fn new(query: RecallQuery, now: Timestamp) -> Self {
-        let reference = query.request_time.unwrap_or(now);
-        let time_hint = parse_time_hint(&query.query, reference);
-        Self {
-            anchors: parse_anchors(&query.query),
-            phrases: phrases(&query.query),
-            time_hint,
-            query,
-            now,
-        }
-    }
-
-    pub fn is_listing(&self) -> bool {
-        self.query.is_listing()
-    }
-
-    /// How many candidates each branch must return. Exactly `limit` when the core will
-    /// keep the backend's own order (a listing, or one lexical branch with nothing that
-    /// reorders or drops candidates: the floor only cuts its tail); otherwise a deeper
-    /// pool so fusion, anchors and boosts have something to work with.
-    pub fn branch_pool(&self, profile: &RankingProfile, fusing: bool) -> usize {
-        let reorders = fusing
-            || !self.anchors.is_empty()
-            || self.time_hint.is_some()
-            || !self.phrases.is_empty()
-            || (self.query.order == Order::Recent && self.query.min_score.is_some());
-        if self.is_listing() || !reorders {
-            self.query.limit
-        } else {
-            profile.branch_pool.max(self.query.limit)
-        }
-    }
-}
-
-/// Phrases a result gets credit for containing: each double-quoted span, else the whole
-/// query when it has two to eight words.
-fn phrases(query: &str) -> Vec<String> {
-    let quoted: Vec<String> = query
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(normalise_phrase)
-        .filter(|p| p.contains(' '))
-        .collect();
-    if !quoted.is_empty() {
-        return quoted;
-    }
-    let whole = normalise_phrase(query);
-    let words = whole.split(' ').count();
-    if (2..=8).contains(&words) {
-        vec![whole]
-    } else {
-        Vec::new()
-    }
-}
-
-/// Lowercase words joined by single spaces, punctuation dropped.
-fn normalise_phrase(text: &str) -> String {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Runs the pipeline over the branches a backend produced. Deterministic: the same
@@ -642,146 +330,17 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     }
 }
 
-/// Smallest piece of a context worth returning when the budget runs low.
-pub const MIN_CONTEXT_BYTES: usize = 64;
-
-/// Keeps results in order while their contexts fit `budget` bytes together; a context
-/// longer than what is left is cut at a char boundary, unless less than
-/// [`MIN_CONTEXT_BYTES`] is left, where the list ends. The first result always gets a
-/// context, cut if need be.
-///
-/// Windows count too, and neighbours are trimmed before hits: a result's merged hits
-/// (matches inside its window) are paid for right after its own context, before the next
-/// result; plain neighbours only from what every kept result left, nearest a hit first
-/// (distance 1 of every result in rank order, then distance 2, …). A window item that
-/// does not fit whole is left out (never cut; a later, shorter one may still fit).
-pub fn fit_budget(hits: &mut Vec<RecallHit>, budget: usize) {
-    let mut used = 0;
-    let mut keep = 0;
-    // Per result, per window item (before, then after): kept or not.
-    let mut kept: Vec<Vec<bool>> = Vec::new();
-    for hit in hits.iter_mut() {
-        let left = budget - used;
-        if hit.context.len() > left {
-            if left < MIN_CONTEXT_BYTES.min(budget) && keep > 0 {
-                break;
-            }
-            let cut = floor_char_boundary(&hit.context, left);
-            hit.context.truncate(cut);
-        }
-        used += hit.context.len();
-        keep += 1;
-        let merged_hits: Vec<bool> = hit
-            .window_items()
-            .map(|item| {
-                let fits = item.hit && item.context.len() <= budget - used;
-                if fits {
-                    used += item.context.len();
-                }
-                fits
-            })
-            .collect();
-        kept.push(merged_hits);
-        if used >= budget {
-            break;
-        }
-    }
-    hits.truncate(keep);
-    fit_neighbours(hits, &mut kept, budget - used);
-    for (hit, kept) in hits.iter_mut().zip(kept) {
-        let (before, after) = kept.split_at(hit.before.len());
-        let mut keep = before.iter();
-        hit.before.retain(|_| *keep.next().unwrap_or(&false));
-        let mut keep = after.iter();
-        hit.after.retain(|_| *keep.next().unwrap_or(&false));
-    }
-}
-
-/// Spends what the results and their merged hits left on plain neighbours, nearest first.
-fn fit_neighbours(hits: &[RecallHit], kept: &mut [Vec<bool>], mut left: usize) {
-    let widest = hits
-        .iter()
-        .flat_map(RecallHit::window_items)
-        .map(|item| item.distance)
-        .max()
-        .unwrap_or(0);
-    for distance in 1..=widest {
-        for (hit, kept) in hits.iter().zip(kept.iter_mut()) {
-            for (item, keep) in hit.window_items().zip(kept.iter_mut()) {
-                if !item.hit && item.distance == distance && item.context.len() <= left {
-                    left -= item.context.len();
-                    *keep = true;
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::graph::Tier;
-    use crate::{NewEvidence, ProfileId, TeamId};
+    use crate::{NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
     use uuid::Uuid;
 
     const ACTOR: Actor = Actor {
         team: TeamId(Uuid::from_u128(1)),
         profile: ProfileId(Uuid::from_u128(2)),
     };
-
-    #[test]
-    fn a_profile_spec_overrides_constants_and_names_itself_exactly() {
-        let profile = parse_profile("rrf:vector_weight=0.5:rrf_k=30").unwrap();
-        assert_eq!(profile.fusion, Fusion::Rrf);
-        assert_eq!(profile.vector_weight, 0.5);
-        assert_eq!(profile.rrf_k, 30.0);
-        assert_eq!(profile.lexical_weight, RRF_PROFILE.lexical_weight);
-        assert_eq!(profile.version, "rrf-1:vector_weight=0.5:rrf_k=30");
-        let convex = parse_profile("rrf:fusion=convex").unwrap();
-        assert_eq!(convex.fusion, Fusion::Convex);
-        assert_eq!(convex.version, "rrf-1:fusion=convex");
-        assert!(parse_profile("hybrid:fusion=max").is_err());
-        assert_eq!(parse_profile("lexical").unwrap(), LEXICAL_PROFILE);
-        let signals =
-            parse_profile("hybrid:group_boost=0.5:recency_boost=0.1:vector_rank_weight=0.2")
-                .unwrap();
-        assert_eq!(signals.group_boost, 0.5);
-        assert_eq!(signals.recency_boost, 0.1);
-        assert_eq!(signals.vector_rank_weight, 0.2);
-        assert_eq!(signals.lexical_rank_weight, 0.0);
-        for key in NUMERIC_KEYS {
-            assert!(parse_profile(&format!("hybrid:{key}=1")).is_ok(), "{key}");
-        }
-    }
-
-    #[test]
-    fn a_bad_profile_spec_names_what_is_wrong() {
-        for (spec, needle) in [
-            ("bm25", "bm25"),
-            ("hybrid:vector_weight", "key=value"),
-            ("hybrid:vector_weight=-1", "vector_weight"),
-            ("hybrid:vector_weight=NaN", "vector_weight"),
-            ("hybrid:colour=3", "colour"),
-            ("hybrid:branch_pool=2.5", "branch_pool"),
-            ("hybrid:vector_min_similarity=2", "vector_min_similarity"),
-        ] {
-            let err = parse_profile(spec).unwrap_err();
-            assert_eq!(err.field, "profile");
-            assert!(err.reason.contains(needle), "{spec}: {}", err.reason);
-        }
-    }
-
-    #[test]
-    fn profiles_are_named_by_short_name_or_version_and_unknown_names_are_none() {
-        assert_eq!(profile_named("hybrid"), Some(DEFAULT_PROFILE));
-        assert_eq!(profile_named("convex-3"), Some(DEFAULT_PROFILE));
-        assert_eq!(profile_named("convex-2"), Some(CONVEX_2_PROFILE));
-        assert_eq!(profile_named("convex-1"), Some(CONVEX_1_PROFILE));
-        assert_eq!(profile_named("rrf-1"), Some(RRF_PROFILE));
-        assert_eq!(profile_named("lexical"), Some(LEXICAL_PROFILE));
-        assert_eq!(profile_named("vector-3"), Some(VECTOR_PROFILE));
-        assert_eq!(profile_named("bm25"), None);
-    }
 
     fn evidence(id: u128, content: &str, observed: i64) -> Evidence {
         let mut new = NewEvidence::new(content);

@@ -1,0 +1,85 @@
+//! What a recall derives from its query before any branch runs: anchors, a time hint,
+//! phrases, and how deep each branch must read.
+
+use super::RankingProfile;
+use crate::anchors::{parse_anchors, Anchor};
+use crate::temporal::{parse_time_hint, TimeRange};
+use crate::{Order, RecallQuery, Timestamp};
+
+/// What the pipeline derives from a validated query before any branch runs.
+#[derive(Debug, Clone)]
+pub struct RecallPlan {
+    pub query: RecallQuery,
+    /// The one clock reading of this recall: expiry is judged against it.
+    pub now: Timestamp,
+    pub anchors: Vec<Anchor>,
+    pub time_hint: Option<TimeRange>,
+    /// Quoted phrases, or the whole query when it has several words.
+    pub phrases: Vec<String>,
+}
+
+impl RecallPlan {
+    pub fn new(query: RecallQuery, now: Timestamp) -> Self {
+        let reference = query.request_time.unwrap_or(now);
+        let time_hint = parse_time_hint(&query.query, reference);
+        Self {
+            anchors: parse_anchors(&query.query),
+            phrases: phrases(&query.query),
+            time_hint,
+            query,
+            now,
+        }
+    }
+
+    pub fn is_listing(&self) -> bool {
+        self.query.is_listing()
+    }
+
+    /// How many candidates each branch must return. Exactly `limit` when the core will
+    /// keep the backend's own order (a listing, or one lexical branch with nothing that
+    /// reorders or drops candidates: the floor only cuts its tail); otherwise a deeper
+    /// pool so fusion, anchors and boosts have something to work with.
+    pub fn branch_pool(&self, profile: &RankingProfile, fusing: bool) -> usize {
+        let reorders = fusing
+            || !self.anchors.is_empty()
+            || self.time_hint.is_some()
+            || !self.phrases.is_empty()
+            || (self.query.order == Order::Recent && self.query.min_score.is_some());
+        if self.is_listing() || !reorders {
+            self.query.limit
+        } else {
+            profile.branch_pool.max(self.query.limit)
+        }
+    }
+}
+
+/// Phrases a result gets credit for containing: each double-quoted span, else the whole
+/// query when it has two to eight words.
+fn phrases(query: &str) -> Vec<String> {
+    let quoted: Vec<String> = query
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(normalise_phrase)
+        .filter(|p| p.contains(' '))
+        .collect();
+    if !quoted.is_empty() {
+        return quoted;
+    }
+    let whole = normalise_phrase(query);
+    let words = whole.split(' ').count();
+    if (2..=8).contains(&words) {
+        vec![whole]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Lowercase words joined by single spaces, punctuation dropped.
+pub(super) fn normalise_phrase(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
