@@ -10,7 +10,7 @@ use mnem_store::{
 use tokio_postgres::{Row, Transaction};
 use uuid::Uuid;
 
-use crate::graph::read::relationships_where;
+use crate::graph::relationships::relationships_where;
 use crate::rows::{col, parsed};
 use crate::{param_refs, DbResult, Param};
 

@@ -481,7 +481,7 @@ impl GraphStore for PgStore {
     async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::relationship(&tx, actor, id, &GraphView::default()).await
+        graph::relationships::relationship(&tx, actor, id, &GraphView::default()).await
     }
 
     async fn commit_correction(
@@ -537,7 +537,7 @@ impl GraphStore for PgStore {
     ) -> Result<Vec<(EntityId, String)>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::entities_named(&tx, actor, &names).await
+        graph::discovery::entities_named(&tx, actor, &names).await
     }
 
     async fn adjacency(
@@ -549,7 +549,7 @@ impl GraphStore for PgStore {
     ) -> Result<Vec<Adjacency>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::adjacency(&tx, actor, &entities, &view, fanout).await
+        graph::discovery::adjacency(&tx, actor, &entities, &view, fanout).await
     }
 
     async fn graph_vector_seeds(
@@ -563,14 +563,14 @@ impl GraphStore for PgStore {
     ) -> Result<Vec<(EntityId, f64)>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        let search = graph::SeedSearch {
+        let search = graph::discovery::SeedSearch {
             vector,
             contract,
             min_similarity,
             limit,
             exact: self.vector_search == VectorSearch::Exact,
         };
-        graph::graph_vector_seeds(&tx, actor, &search, &view).await
+        graph::discovery::graph_vector_seeds(&tx, actor, &search, &view).await
     }
 
     async fn evidence_support(
@@ -581,7 +581,7 @@ impl GraphStore for PgStore {
     ) -> Result<HashMap<EvidenceId, Support>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::evidence_support(&tx, actor, &evidence, &view).await
+        graph::discovery::evidence_support(&tx, actor, &evidence, &view).await
     }
 
     async fn edges_supported_by(
@@ -593,7 +593,7 @@ impl GraphStore for PgStore {
     ) -> Result<Vec<GraphEdge>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::edges_supported_by(&tx, actor, &evidence, &view, limit).await
+        graph::discovery::edges_supported_by(&tx, actor, &evidence, &view, limit).await
     }
 
     async fn dream_inputs(&self, actor: &Actor, limit: usize) -> Result<Vec<Relationship>> {

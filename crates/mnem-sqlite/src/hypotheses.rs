@@ -13,7 +13,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, Row};
 
 use crate::graph::hex_ids;
-use crate::graph::read::relationships_where;
+use crate::graph::relationships::relationships_where;
 use crate::rows::UuidBytes;
 use crate::DbResult;
 

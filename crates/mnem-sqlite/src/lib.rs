@@ -525,8 +525,10 @@ impl GraphStore for SqliteStore {
 
     async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
         let actor = *actor;
-        self.with_reader(move |conn| graph::relationship(conn, &actor, id, &GraphView::default()))
-            .await
+        self.with_reader(move |conn| {
+            graph::relationships::relationship(conn, &actor, id, &GraphView::default())
+        })
+        .await
     }
 
     async fn commit_correction(
@@ -587,7 +589,7 @@ impl GraphStore for SqliteStore {
         names: Vec<String>,
     ) -> Result<Vec<(EntityId, String)>> {
         let actor = *actor;
-        self.with_reader(move |conn| graph::entities_named(conn, &actor, &names))
+        self.with_reader(move |conn| graph::discovery::entities_named(conn, &actor, &names))
             .await
     }
 
@@ -599,8 +601,10 @@ impl GraphStore for SqliteStore {
         fanout: usize,
     ) -> Result<Vec<Adjacency>> {
         let actor = *actor;
-        self.with_reader(move |conn| graph::adjacency(conn, &actor, &entities, &view, fanout))
-            .await
+        self.with_reader(move |conn| {
+            graph::discovery::adjacency(conn, &actor, &entities, &view, fanout)
+        })
+        .await
     }
 
     async fn graph_vector_seeds(
@@ -618,13 +622,13 @@ impl GraphStore for SqliteStore {
         let ann = self.ann.clone();
         self.with_reader(move |conn| {
             let ann = ann.as_ref().map(|ann| (ann.graph.as_ref(), ann.threshold));
-            let search = graph::SeedSearch {
+            let search = graph::discovery::SeedSearch {
                 vector: &vector,
                 contract_key: &key,
                 min_similarity,
                 limit,
             };
-            graph::graph_vector_seeds(conn, &actor, &search, &view, ann)
+            graph::discovery::graph_vector_seeds(conn, &actor, &search, &view, ann)
         })
         .await
     }
@@ -636,8 +640,10 @@ impl GraphStore for SqliteStore {
         view: GraphView,
     ) -> Result<HashMap<EvidenceId, Support>> {
         let actor = *actor;
-        self.with_reader(move |conn| graph::evidence_support(conn, &actor, &evidence, &view))
-            .await
+        self.with_reader(move |conn| {
+            graph::discovery::evidence_support(conn, &actor, &evidence, &view)
+        })
+        .await
     }
 
     async fn edges_supported_by(
@@ -649,7 +655,7 @@ impl GraphStore for SqliteStore {
     ) -> Result<Vec<GraphEdge>> {
         let actor = *actor;
         self.with_reader(move |conn| {
-            graph::edges_supported_by(conn, &actor, &evidence, &view, limit)
+            graph::discovery::edges_supported_by(conn, &actor, &evidence, &view, limit)
         })
         .await
     }

@@ -343,7 +343,7 @@ impl GraphRows for PgRows<'_, '_> {
     }
 
     async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
-        super::relationship(self.tx, actor, id, &GraphView::default()).await
+        super::relationships::relationship(self.tx, actor, id, &GraphView::default()).await
     }
 
     async fn insert_relationship(&self, actor: &Actor, row: &NewRelationship<'_>) -> Result<()> {

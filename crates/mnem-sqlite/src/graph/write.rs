@@ -435,7 +435,7 @@ impl GraphRows for SqliteRows<'_> {
     }
 
     async fn relationship(&self, actor: &Actor, id: RelationshipId) -> Result<Relationship> {
-        super::relationship(self.conn, actor, id, &GraphView::default())
+        super::relationships::relationship(self.conn, actor, id, &GraphView::default())
     }
 
     async fn insert_relationship(&self, actor: &Actor, row: &NewRelationship<'_>) -> Result<()> {

@@ -14,6 +14,7 @@ use mnem_store::{GraphView, Result, StoreError};
 use tokio_postgres::{Row, Transaction};
 use uuid::Uuid;
 
+use super::boxed;
 use crate::rows::{col, optional_stamp, parsed};
 use crate::{param_refs, DbResult, Param};
 
@@ -131,4 +132,24 @@ pub async fn edges(
             })
         })
         .collect())
+}
+
+/// One relationship of the actor\'s team under the view (`RelationshipNotFound` when it
+/// has none by that id).
+pub async fn relationship(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    id: RelationshipId,
+    view: &GraphView,
+) -> Result<Relationship> {
+    relationships_where(
+        tx,
+        actor,
+        view,
+        " AND r.relationship_id = $2",
+        vec![boxed(id.0)],
+    )
+    .await?
+    .pop()
+    .ok_or(StoreError::RelationshipNotFound { id })
 }

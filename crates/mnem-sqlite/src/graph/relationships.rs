@@ -2,18 +2,21 @@
 //! (`known_at` from the transition log, `valid_at` on the validity interval) applied in
 //! SQL so a `LIMIT` never cuts a row that should have been kept.
 
+use std::collections::HashMap;
+
 use mnem_core::graph::{
     EntitySummary, GraphEdge, ObjectSummary, Polarity, Relationship, TypedValue,
 };
 use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
 use mnem_sql::{evidence_state_expr, select_relationships};
-use mnem_store::GraphView;
-use std::collections::HashMap;
+use mnem_store::{GraphView, Result, StoreError};
 
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row};
 
+use super::blob;
 use crate::rows::{parsed, UuidBytes};
+use crate::DbResult;
 
 fn conversion(
     index: usize,
@@ -162,4 +165,24 @@ pub fn edges(
             })
         })
         .collect()
+}
+
+/// One relationship of the actor\'s team under the view (`RelationshipNotFound` when it
+/// has none by that id).
+pub fn relationship(
+    conn: &Connection,
+    actor: &Actor,
+    id: RelationshipId,
+    view: &GraphView,
+) -> Result<Relationship> {
+    relationships_where(
+        conn,
+        actor,
+        view,
+        " AND r.relationship_id = ?",
+        vec![blob(id.as_bytes())],
+    )
+    .db()?
+    .pop()
+    .ok_or(StoreError::RelationshipNotFound { id })
 }
