@@ -134,7 +134,7 @@ pub async fn edges(
         .collect())
 }
 
-/// One relationship of the actor\'s team under the view (`RelationshipNotFound` when it
+/// One relationship of the actor's team under the view (`RelationshipNotFound` when it
 /// has none by that id).
 pub async fn relationship(
     tx: &Transaction<'_>,

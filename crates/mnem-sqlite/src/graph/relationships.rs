@@ -167,7 +167,7 @@ pub fn edges(
         .collect()
 }
 
-/// One relationship of the actor\'s team under the view (`RelationshipNotFound` when it
+/// One relationship of the actor's team under the view (`RelationshipNotFound` when it
 /// has none by that id).
 pub fn relationship(
     conn: &Connection,
