@@ -1,10 +1,12 @@
 //! Source revisions: a newer revision of a document supersedes the current fragments of
 //! older ones, and a fragment older than one stored is born superseded.
 
+use std::collections::BTreeMap;
+
 use mnem_core::{Actor, Evidence, EvidenceId, LifecycleState, Timestamp};
 
 use super::{move_evidence, GraphRows};
-use crate::dedup::{self};
+use crate::dedup;
 use crate::Result;
 
 /// A revisioned fragment: if a newer revision of its source is already stored it is
@@ -26,18 +28,18 @@ pub(super) async fn revision_standing<R: GraphRows>(
     rows.older_current_revisions(actor, key, revision).await
 }
 
-/// A plain write's revisioned fragments, settled before the batch is inserted (a
-/// structured write settles its own, one item at a time, in [`revision_standing`]): a
-/// fragment is born superseded when a newer revision of its source is stored or comes in
-/// the same batch (its answer says so); returns the current fragments of older revisions
-/// that the batch's newest revision of each source supersedes, for
+/// A plain write's revisioned fragments, settled before the batch is inserted: a
+/// fragment older than another of its source in the same batch is born superseded, and
+/// every other one is placed by [`revision_standing`], the rule a structured write and a
+/// release apply one item at a time (a born-superseded fragment's answer says so).
+/// Returns the current fragments of older revisions the batch supersedes, for
 /// [`supersede_older_revisions`] once the batch is inserted. Held fragments take no part.
 pub async fn place_revisions<R: GraphRows>(
     rows: &R,
     actor: &Actor,
     settled: &mut dedup::Settled,
 ) -> Result<Vec<EvidenceId>> {
-    let mut newest: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    let mut newest: BTreeMap<String, i64> = BTreeMap::new();
     for (evidence, hold) in &settled.fresh {
         if let (None, Some(key), Some(revision)) =
             (hold, &evidence.source_key, evidence.source_revision)
@@ -47,14 +49,19 @@ pub async fn place_revisions<R: GraphRows>(
         }
     }
     let mut born_superseded = Vec::new();
+    let mut older = Vec::new();
     for (evidence, hold) in settled.fresh.iter_mut() {
         let (None, Some(key), Some(revision)) =
             (&*hold, &evidence.source_key, evidence.source_revision)
         else {
             continue;
         };
-        if revision < newest[key] || rows.newer_revision_exists(actor, key, revision).await? {
+        if revision < newest[key] {
             evidence.state = LifecycleState::Superseded;
+        } else {
+            older.extend(revision_standing(rows, actor, evidence).await?);
+        }
+        if evidence.state == LifecycleState::Superseded {
             *hold = Some("a newer source revision is already stored".into());
             born_superseded.push(evidence.id);
         }
@@ -64,17 +71,9 @@ pub async fn place_revisions<R: GraphRows>(
             answer.evidence.state = LifecycleState::Superseded;
         }
     }
-    let mut older = Vec::new();
-    for (key, revision) in &newest {
-        let standing = settled.fresh.iter().any(|(e, _)| {
-            e.source_key.as_ref() == Some(key)
-                && e.source_revision == Some(*revision)
-                && e.state == LifecycleState::Current
-        });
-        if standing {
-            older.extend(rows.older_current_revisions(actor, key, *revision).await?);
-        }
-    }
+    // Fragments of one revision each find the same older ones.
+    older.sort_unstable();
+    older.dedup();
     Ok(older)
 }
 
