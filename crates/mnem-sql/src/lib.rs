@@ -165,9 +165,22 @@ pub fn fold_support(support: &mut mnem_core::signals::Support, what: i64, value:
 }
 
 /// A conflict is a live claim, on a single-valued predicate or already disputed.
-pub const CONFLICTING: &str = "AND r.status IN ('active', 'disputed', 'pending_evidence', \
+const CONFLICTING: &str = "AND r.status IN ('active', 'disputed', 'pending_evidence', \
      'needs_review') AND (r.status = 'disputed' OR EXISTS (SELECT 1 FROM predicates p \
      WHERE p.team_id = r.team_id AND p.predicate = r.predicate AND p.single_valued))";
+
+/// Appended to [`select_relationships`] (the team is parameter 1): the conflicts of one
+/// relationship — live claims on its subject and predicate with another object or
+/// polarity — oldest first, at most `limit`. Parameters 2–6: subject id, predicate, the
+/// relationship's own id, its object key, its polarity.
+pub fn conflicts_of(mark: fn(usize) -> String, limit: usize) -> String {
+    let [subject, predicate, id, object, polarity] = [2, 3, 4, 5, 6].map(mark);
+    format!(
+        " AND r.subject_entity_id = {subject} AND r.predicate = {predicate} \
+         AND r.relationship_id <> {id} AND (r.object_key <> {object} OR r.polarity <> {polarity}) \
+         {CONFLICTING} ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}"
+    )
+}
 
 /// The state of evidence `e` as the view sees it: now, or the last lifecycle event at
 /// or before `known_at` (erasure always wins: forgotten is forgotten in every view).

@@ -146,12 +146,7 @@ impl TraceRows for PgRows<'_, '_> {
             self.tx,
             actor,
             view,
-            &format!(
-                " AND r.subject_entity_id = $2 AND r.predicate = $3 AND r.relationship_id <> $4 \
-                 AND (r.object_key <> $5 OR r.polarity <> $6) {conflicting} \
-                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}",
-                conflicting = mnem_sql::CONFLICTING
-            ),
+            &mnem_sql::conflicts_of(|i| format!("${i}"), limit),
             vec![
                 boxed(relationship.subject.entity_id.0),
                 boxed(relationship.predicate.clone()),

@@ -187,12 +187,7 @@ impl TraceRows for SqliteRows<'_> {
             self.conn,
             actor,
             view,
-            &format!(
-                " AND r.subject_entity_id = ? AND r.predicate = ? AND r.relationship_id <> ? \
-                 AND (r.object_key <> ? OR r.polarity <> ?) {conflicting} \
-                 ORDER BY r.recorded_at, r.relationship_id LIMIT {limit}",
-                conflicting = mnem_sql::CONFLICTING
-            ),
+            &mnem_sql::conflicts_of(|i| format!("?{i}"), limit),
             vec![
                 blob(relationship.subject.entity_id.as_bytes()),
                 Value::Text(relationship.predicate.clone()),
