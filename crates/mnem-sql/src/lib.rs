@@ -1,7 +1,8 @@
 //! SQL text the relational backends (SQLite, PostgreSQL) share, so a relationship's
-//! standing, its discoverability and an evidence item's state under a time view are
-//! written once. Only the parameter placeholder style differs between the two; the
-//! callers pass theirs in.
+//! standing, its discoverability, an evidence item's state under a time view, a recall's
+//! eligibility rules and the order a candidate `LIMIT` keeps are written once. Only the
+//! parameter style differs between the two; the callers pass theirs in (a placeholder
+//! function, or a [`Binder`]).
 //!
 //! Stamps inlined into this SQL are integers formatted here, never input text.
 //!
