@@ -1,9 +1,10 @@
-//! The operations layer: what the network transports offer, written once. MCP tools and
-//! the HTTP JSON API parse into these inputs (JSON Schemas that refuse unknown fields,
-//! errors that name the field), call [`Operations`], and map [`OpError`] classes to their
-//! own codes, so neither holds a rule the other lacks. (The CLI reaches them through
-//! `mnem mcp` and `mnem serve`; its own commands still build core queries from flags.) [`OPERATIONS`] names each
-//! operation once, with its MCP tool and whether it writes.
+//! The operations layer: every operation's rules, written once for every transport.
+//! [`Operations`] has a typed method per operation (core types in, service results out)
+//! that the CLI calls with its typed flags, and a JSON method per operation that MCP tools
+//! and the HTTP API call: it parses an input (JSON Schemas that refuse unknown fields,
+//! errors that name the field), calls the typed method and encodes the result. Transports
+//! map [`OpError`] classes to their own codes, so none holds a rule another lacks.
+//! [`OPERATIONS`] names each operation once, with its MCP tool and whether it writes.
 
 mod input;
 mod names;
@@ -15,4 +16,4 @@ pub use input::{
     StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
 };
 pub use names::{Operation, OPERATIONS};
-pub use ops::{OpError, OpErrorClass, Operations, RecallObserver};
+pub use ops::{OpError, OpErrorClass, Operations, RecallObserver, Retraction};

@@ -4,10 +4,15 @@
 
 use std::sync::Arc;
 
-use mnem_core::feedback::FeedbackInput;
-use mnem_core::{Principal, ValidationError};
-use mnem_service::{HypothesisDecision, Memory, Recall, ServiceError};
-use mnem_store::{GraphStore, SearchIndex, StoreError};
+use mnem_core::feedback::{FeedbackInput, RecallFeedback};
+use mnem_core::graph::{
+    Correction, Hypothesis, HypothesisStatus, RelationshipOutcome, RememberOutcome,
+};
+use mnem_core::{EvidenceId, HypothesisId, Principal, RelationshipId, ValidationError};
+use mnem_service::{
+    HeldEvidence, HypothesisDecision, Memory, NamedTrace, Recall, Resolved, ServiceError, Shown,
+};
+use mnem_store::{GraphStore, GraphView, SearchIndex, StoreError};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
@@ -201,12 +206,187 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         }
     }
 
-    pub async fn recall(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
-        let query = input.into_query()?;
+    // Typed operations: the rules of each operation over core types, for every transport.
+    // The CLI calls these with its flags already typed; the JSON methods below parse an
+    // input, call one of these and encode its result.
+
+    /// Runs a recall (the agents' rule "ask something" is the JSON input's; a person may
+    /// list) and reports it to the observer.
+    pub async fn recall_query(
+        &self,
+        caller: &Principal,
+        query: mnem_core::RecallQuery,
+    ) -> Result<Recall, OpError> {
         let recall = self.memory.recall(&caller.actor, query).await?;
         if let Some(observe) = &self.observer {
             observe(&recall);
         }
+        Ok(recall)
+    }
+
+    /// A structured remember: evidence without a `source` is sourced to the transport.
+    pub async fn remember_request(
+        &self,
+        caller: &Principal,
+        mut request: mnem_core::graph::RememberRequest,
+    ) -> Result<RememberOutcome, OpError> {
+        Self::writer(caller)?;
+        self.sourced(&mut request);
+        let outcome = self.memory.remember_request(&caller.actor, request).await?;
+        self.wrote();
+        Ok(outcome)
+    }
+
+    /// One relationship explained, with the names of the profiles it cites.
+    pub async fn trace_relationship(
+        &self,
+        caller: &Principal,
+        id: RelationshipId,
+        view: GraphView,
+    ) -> Result<NamedTrace, OpError> {
+        Ok(self.memory.trace_named(&caller.actor, id, view).await?)
+    }
+
+    /// One evidence item the caller can see, with its lifecycle history, its writes, how
+    /// recalls used it, and the names of the profiles they name.
+    pub async fn show_evidence(
+        &self,
+        caller: &Principal,
+        id: EvidenceId,
+    ) -> Result<Shown, OpError> {
+        Ok(self.memory.show(&caller.actor, id).await?)
+    }
+
+    /// Retracts the caller's writes of each item, with the caller's rights (an admin
+    /// key may retract others' evidence).
+    pub async fn retract_evidence(
+        &self,
+        caller: &Principal,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> Result<Retraction, OpError> {
+        Self::writer(caller)?;
+        let kept = self
+            .memory
+            .retract_evidence_as(&caller.actor, caller.rights(), ids.clone(), reason)
+            .await?;
+        // An item another writer also wrote stays: only the caller's write was withdrawn.
+        let retracted = ids.into_iter().filter(|id| !kept.contains(id)).collect();
+        Ok(Retraction { retracted, kept })
+    }
+
+    /// Returns held evidence to recall.
+    pub async fn release_evidence(
+        &self,
+        caller: &Principal,
+        ids: Vec<EvidenceId>,
+        reason: Option<String>,
+    ) -> Result<(), OpError> {
+        Self::writer(caller)?;
+        self.memory
+            .release_evidence(&caller.actor, ids, reason)
+            .await?;
+        self.wrote();
+        Ok(())
+    }
+
+    /// Held evidence with its reasons: an operator's review list, so it needs write
+    /// access like the release that follows it.
+    pub async fn held_evidence(
+        &self,
+        caller: &Principal,
+        limit: usize,
+    ) -> Result<Vec<HeldEvidence>, OpError> {
+        Self::writer(caller)?;
+        Ok(self.memory.quarantined(&caller.actor, limit).await?)
+    }
+
+    /// Erases the caller's own private evidence.
+    pub async fn forget_evidence(
+        &self,
+        caller: &Principal,
+        ids: Vec<EvidenceId>,
+    ) -> Result<(), OpError> {
+        Self::writer(caller)?;
+        Ok(self.memory.forget(&caller.actor, ids).await?)
+    }
+
+    /// A new version of a relationship.
+    pub async fn correct_relationship(
+        &self,
+        caller: &Principal,
+        id: RelationshipId,
+        correction: Correction,
+    ) -> Result<RelationshipOutcome, OpError> {
+        Self::writer(caller)?;
+        let outcome = self
+            .memory
+            .correct_relationship(&caller.actor, id, correction)
+            .await?;
+        self.wrote();
+        Ok(outcome)
+    }
+
+    /// Records a client's judgment of one recall's results; changes nothing it judges.
+    pub async fn submit_feedback(
+        &self,
+        caller: &Principal,
+        input: FeedbackInput,
+    ) -> Result<RecallFeedback, OpError> {
+        Self::writer(caller)?;
+        Ok(self
+            .memory
+            .submit_recall_feedback(&caller.actor, input)
+            .await?)
+    }
+
+    /// The team's hypotheses with one of `statuses` (all when empty), newest first.
+    pub async fn hypotheses_listed(
+        &self,
+        caller: &Principal,
+        statuses: Vec<HypothesisStatus>,
+        limit: usize,
+    ) -> Result<Vec<Hypothesis>, OpError> {
+        Ok(self
+            .memory
+            .hypotheses(&caller.actor, statuses, limit)
+            .await?)
+    }
+
+    /// One of the team's hypotheses.
+    pub async fn hypothesis(
+        &self,
+        caller: &Principal,
+        id: HypothesisId,
+    ) -> Result<Hypothesis, OpError> {
+        Ok(self.memory.hypothesis(&caller.actor, id).await?)
+    }
+
+    /// Confirms (writing the proof, sourced like any request) or rejects a hypothesis.
+    pub async fn decide_hypothesis(
+        &self,
+        caller: &Principal,
+        id: HypothesisId,
+        mut decision: HypothesisDecision,
+    ) -> Result<Resolved, OpError> {
+        Self::writer(caller)?;
+        if let HypothesisDecision::Confirm { proof, .. } = &mut decision {
+            self.sourced(proof);
+        }
+        let resolved = self
+            .memory
+            .resolve_hypothesis(&caller.actor, id, decision)
+            .await?;
+        if resolved.proof.is_some() {
+            self.wrote();
+        }
+        Ok(resolved)
+    }
+
+    // The JSON operations the MCP tools and the HTTP API call.
+
+    pub async fn recall(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
+        let recall = self.recall_query(caller, input.into_query()?).await?;
         encoded(&recall.public())
     }
 
@@ -221,7 +401,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     /// One evidence item the caller can see, with its lifecycle history, its writes, how
     /// recalls used it, and the names of the profiles they name.
     pub async fn show(&self, caller: &Principal, input: ShowInput) -> Result<Value, OpError> {
-        encoded(&self.memory.show(&caller.actor, input.evidence_id).await?)
+        encoded(&self.show_evidence(caller, input.evidence_id).await?)
     }
 
     /// The ranking profile, the embedding contract, how many of the caller's team's
@@ -252,37 +432,20 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub async fn remember(
         &self,
         caller: &Principal,
-        mut request: mnem_core::graph::RememberRequest,
+        request: mnem_core::graph::RememberRequest,
     ) -> Result<Value, OpError> {
-        Self::writer(caller)?;
-        self.sourced(&mut request);
-        let outcome = self.memory.remember_request(&caller.actor, request).await?;
-        self.wrote();
-        encoded(&outcome)
+        encoded(&self.remember_request(caller, request).await?)
     }
 
     pub async fn trace(&self, caller: &Principal, input: TraceInput) -> Result<Value, OpError> {
         let (id, view) = input.into_parts()?;
-        encoded(&self.memory.trace_named(&caller.actor, id, view).await?)
+        encoded(&self.trace_relationship(caller, id, view).await?)
     }
 
     pub async fn retract(&self, caller: &Principal, input: RetractInput) -> Result<Value, OpError> {
-        Self::writer(caller)?;
-        let kept = self
-            .memory
-            .retract_evidence_as(
-                &caller.actor,
-                caller.rights(),
-                input.evidence_ids.clone(),
-                input.reason,
-            )
+        let Retraction { retracted, kept } = self
+            .retract_evidence(caller, input.evidence_ids, input.reason)
             .await?;
-        // An item another writer also wrote stays: only the caller's write was withdrawn.
-        let retracted: Vec<_> = input
-            .evidence_ids
-            .iter()
-            .filter(|id| !kept.contains(id))
-            .collect();
         let mut answer = json!({ "retracted": retracted });
         if !kept.is_empty() {
             answer["kept_written_by_others"] = json!(kept);
@@ -324,10 +487,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         input: ListHypothesesInput,
     ) -> Result<Value, OpError> {
         let (statuses, limit) = input.into_parts()?;
-        let listed = self
-            .memory
-            .hypotheses(&caller.actor, statuses, limit)
-            .await?;
+        let listed = self.hypotheses_listed(caller, statuses, limit).await?;
         Ok(json!({ "hypotheses": encoded(&listed)? }))
     }
 
@@ -336,12 +496,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         caller: &Principal,
         input: GetHypothesisInput,
     ) -> Result<Value, OpError> {
-        encoded(
-            &self
-                .memory
-                .hypothesis(&caller.actor, input.hypothesis_id)
-                .await?,
-        )
+        encoded(&self.hypothesis(caller, input.hypothesis_id).await?)
     }
 
     /// Confirms (writing the proof) or rejects a hypothesis: a write.
@@ -350,14 +505,10 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         caller: &Principal,
         input: ResolveHypothesisInput,
     ) -> Result<Value, OpError> {
-        Self::writer(caller)?;
         let decision = match (input.decision.trim(), input.proof) {
-            ("confirm", Some(mut proof)) => HypothesisDecision::Confirm {
+            ("confirm", Some(proof)) => HypothesisDecision::Confirm {
                 reason: input.reason,
-                proof: {
-                    self.sourced(&mut proof);
-                    proof
-                },
+                proof,
             },
             ("confirm", None) => {
                 return Err(OpError::Invalid(ValidationError::new(
@@ -375,14 +526,11 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
                 )))
             }
         };
-        let resolved = self
-            .memory
-            .resolve_hypothesis(&caller.actor, input.hypothesis_id, decision)
-            .await?;
-        if resolved.proof.is_some() {
-            self.wrote();
-        }
-        encoded(&resolved)
+        encoded(
+            &self
+                .decide_hypothesis(caller, input.hypothesis_id, decision)
+                .await?,
+        )
     }
 
     /// Records a client's judgment of one recall's results; changes nothing it judges.
@@ -391,11 +539,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         caller: &Principal,
         input: FeedbackInput,
     ) -> Result<Value, OpError> {
-        Self::writer(caller)?;
-        let stored = self
-            .memory
-            .submit_recall_feedback(&caller.actor, input)
-            .await?;
+        let stored = self.submit_feedback(caller, input).await?;
         Ok(json!({
             "feedback_id": stored.id,
             "ranking_profile": stored.ranking_profile,
@@ -403,42 +547,41 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     }
 
     pub async fn release(&self, caller: &Principal, input: ReleaseInput) -> Result<Value, OpError> {
-        Self::writer(caller)?;
-        self.memory
-            .release_evidence(&caller.actor, input.evidence_ids.clone(), input.reason)
+        self.release_evidence(caller, input.evidence_ids.clone(), input.reason)
             .await?;
-        self.wrote();
         Ok(json!({ "released": input.evidence_ids }))
     }
 
-    /// Held evidence with its reasons: an operator's review list, so it needs a write key
-    /// like the release that follows it.
+    /// Held evidence with its reasons (see [`Operations::held_evidence`]).
     pub async fn quarantined(
         &self,
         caller: &Principal,
         input: QuarantinedInput,
     ) -> Result<Value, OpError> {
-        Self::writer(caller)?;
         let limit = input.limit.unwrap_or(DEFAULT_HELD_LISTED);
-        let held = self.memory.quarantined(&caller.actor, limit).await?;
+        let held = self.held_evidence(caller, limit).await?;
         Ok(json!({ "quarantined": encoded(&held)? }))
     }
 
     pub async fn correct(&self, caller: &Principal, input: CorrectInput) -> Result<Value, OpError> {
-        Self::writer(caller)?;
-        let outcome = self
-            .memory
-            .correct_relationship(&caller.actor, input.relationship_id, input.correction)
-            .await?;
-        self.wrote();
-        encoded(&outcome)
+        encoded(
+            &self
+                .correct_relationship(caller, input.relationship_id, input.correction)
+                .await?,
+        )
     }
 
     pub async fn forget(&self, caller: &Principal, input: ForgetInput) -> Result<Value, OpError> {
-        Self::writer(caller)?;
-        self.memory
-            .forget(&caller.actor, input.evidence_ids.clone())
+        self.forget_evidence(caller, input.evidence_ids.clone())
             .await?;
         Ok(json!({ "erased": input.evidence_ids }))
     }
+}
+
+/// What a retraction did: the items retracted, and those kept because another writer
+/// also wrote them (only the caller's write was withdrawn).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retraction {
+    pub retracted: Vec<EvidenceId>,
+    pub kept: Vec<EvidenceId>,
 }

@@ -16,7 +16,8 @@ use mnem_core::feedback::{FeedbackInput, FeedbackResult, Judgment};
 use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::pack::PackSelection;
 use mnem_core::{
-    Access, Actor, Evidence, LifecycleState, NewEvidence, RecallQuery, Rights, Scope, Space,
+    Access, Actor, Evidence, LifecycleState, NewEvidence, Principal, RecallQuery, Rights, Scope,
+    Space,
 };
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
@@ -62,6 +63,15 @@ impl From<StoreError> for Failure {
             | StoreError::TeamNotFound { .. }
             | StoreError::KeyNotFound { .. }) => Failure::Input(err.to_string()),
             other => Failure::Runtime(other.to_string()),
+        }
+    }
+}
+
+impl From<mnem_api::OpError> for Failure {
+    fn from(err: mnem_api::OpError) -> Self {
+        match err {
+            mnem_api::OpError::Service(service) => service.into(),
+            other => Failure::Input(other.to_string()),
         }
     }
 }
@@ -258,10 +268,14 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
     let actor = store.open_profile(&cli.team, &cli.as_profile).await?;
     match cli.command {
         Command::Remember(ref args) => {
-            let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &args.verifier);
+            let ops = operations(with_verifier(
+                Memory::open(store, embedder(&cli)?).await?,
+                &args.verifier,
+            ));
+            let memory = ops.memory();
             match remember_input {
                 Some(RememberInput::Request(request)) => {
-                    let outcome = memory.remember_request(&actor, request).await?;
+                    let outcome = ops.remember_request(&local(actor), request).await?;
                     render::remembered_request(&outcome, cli.json);
                 }
                 Some(RememberInput::Text(text)) => {
@@ -271,22 +285,31 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 }
                 None => {}
             }
-            embed_after_write(&memory, &actor).await?;
+            embed_after_write(memory, &actor).await?;
         }
         Command::Recall(ref args) => {
             let needs_vectors = !args.query.trim().is_empty();
             let provider = if needs_vectors { embedder(&cli)? } else { None };
             let memory = Memory::open(store, provider).await?;
-            let explain = args.explain;
-            let recall = memory.recall(&actor, recall_query(args)).await?;
-            render::recalled(&recall, cli.json, explain);
+            let recall = operations(memory)
+                .recall_query(&local(actor), recall_query(args))
+                .await?;
+            render::recalled(&recall, cli.json, args.explain);
         }
         Command::Retract(args) => {
             let memory = Memory::unchecked(store, None);
-            let kept = memory
-                .retract_evidence_as(&actor, rights(args.admin), args.ids.clone(), args.reason)
+            let caller = Principal {
+                access: if args.admin {
+                    Access::Admin
+                } else {
+                    Access::Write
+                },
+                ..local(actor)
+            };
+            let retraction = operations(memory)
+                .retract_evidence(&caller, args.ids.clone(), args.reason)
                 .await?;
-            render::retracted(&args.ids, &kept, cli.json);
+            render::retracted(&args.ids, &retraction.kept, cli.json);
         }
         Command::Quarantine(args) => {
             let memory = Memory::unchecked(store, None);
@@ -297,18 +320,23 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         }
         Command::Release(args) => {
             let memory = Memory::unchecked(store, None);
-            memory
-                .release_evidence(&actor, args.ids.clone(), args.reason)
+            operations(memory)
+                .release_evidence(&local(actor), args.ids.clone(), args.reason)
                 .await?;
             render::lifecycle("released", &args.ids, cli.json);
         }
         Command::List(args) => {
             let memory = Memory::unchecked(store, None);
-            render::held(&memory.quarantined(&actor, args.limit).await?, cli.json);
+            let held = operations(memory)
+                .held_evidence(&local(actor), args.limit)
+                .await?;
+            render::held(&held, cli.json);
         }
         Command::Forget(args) => {
             let memory = Memory::unchecked(store, None);
-            memory.forget(&actor, args.ids.clone()).await?;
+            operations(memory)
+                .forget_evidence(&local(actor), args.ids.clone())
+                .await?;
             render::lifecycle("erased", &args.ids, cli.json);
         }
         Command::Trace(args) => {
@@ -317,26 +345,32 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 valid_at: args.time.valid_at,
                 known_at: args.time.known_at,
             };
-            render::traced(&memory.trace_named(&actor, args.id, view).await?, cli.json);
+            let trace = operations(memory)
+                .trace_relationship(&local(actor), args.id, view)
+                .await?;
+            render::traced(&trace, cli.json);
         }
         Command::Correct(ref args) => {
             let memory = with_verifier(Memory::open(store, embedder(&cli)?).await?, &args.verifier);
             let Some(correction) = correction else {
                 return Ok(());
             };
-            let outcome = memory
-                .correct_relationship(&actor, args.id, correction)
+            let outcome = operations(memory)
+                .correct_relationship(&local(actor), args.id, correction)
                 .await?;
             render::corrected(&outcome, cli.json);
         }
         Command::Show(args) => {
             let memory = Memory::unchecked(store, None);
-            render::shown(&memory.show(&actor, args.id).await?, cli.json);
+            let shown = operations(memory)
+                .show_evidence(&local(actor), args.id)
+                .await?;
+            render::shown(&shown, cli.json);
         }
         Command::Feedback(FeedbackCommand::Submit(ref args)) => {
             let memory = Memory::unchecked(store, None);
-            let stored = memory
-                .submit_recall_feedback(&actor, feedback_input(args)?)
+            let stored = operations(memory)
+                .submit_feedback(&local(actor), feedback_input(args)?)
                 .await?;
             render::feedback_recorded(&stored, cli.json);
         }
@@ -385,13 +419,18 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 }
                 _ => Memory::unchecked(store, None),
             };
+            let ops = operations(memory);
+            let memory = ops.memory();
+            let caller = local(actor);
             match command {
                 HypothesesCommand::List { status, limit } => {
-                    let listed = memory.hypotheses(&actor, status.clone(), *limit).await?;
+                    let listed = ops
+                        .hypotheses_listed(&caller, status.clone(), *limit)
+                        .await?;
                     render::hypotheses(&listed, cli.json);
                 }
                 HypothesesCommand::Show { id } => {
-                    render::hypothesis(&memory.hypothesis(&actor, *id).await?, cli.json);
+                    render::hypothesis(&ops.hypothesis(&caller, *id).await?, cli.json);
                 }
                 HypothesesCommand::Confirm {
                     id, reason, file, ..
@@ -401,15 +440,15 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                         reason: reason.clone(),
                         proof,
                     };
-                    let resolved = memory.resolve_hypothesis(&actor, *id, decision).await?;
+                    let resolved = ops.decide_hypothesis(&caller, *id, decision).await?;
                     render::hypothesis(&resolved.hypothesis, cli.json);
-                    embed_after_write(&memory, &actor).await?;
+                    embed_after_write(memory, &caller.actor).await?;
                 }
                 HypothesesCommand::Reject { id, reason } => {
                     let decision = HypothesisDecision::Reject {
                         reason: reason.clone(),
                     };
-                    let resolved = memory.resolve_hypothesis(&actor, *id, decision).await?;
+                    let resolved = ops.decide_hypothesis(&caller, *id, decision).await?;
                     render::hypothesis(&resolved.hypothesis, cli.json);
                 }
             }
@@ -765,6 +804,17 @@ fn new_evidence(text: String, args: &RememberArgs) -> NewEvidence {
         Space::Team
     };
     new
+}
+
+/// The operations layer over `memory`, for this process's commands: evidence a request
+/// writes without a `source` is sourced `cli`.
+fn operations<S: GraphStore + SearchIndex + 'static>(memory: Memory<S>) -> mnem_api::Operations<S> {
+    mnem_api::Operations::new(Arc::new(memory)).via("cli")
+}
+
+/// The local principal: the profile `--as` names, with write access (no key).
+fn local(actor: Actor) -> Principal {
+    Principal::local(actor)
 }
 
 fn recall_query(args: &RecallArgs) -> RecallQuery {

@@ -810,6 +810,14 @@ fn structured_remember_then_paths_trace_correct_retract_and_forget() {
         .expect("id")
         .to_string();
     assert_eq!(outcome["relationships"][1]["status"], "active");
+    // A request's evidence without a source is sourced to the CLI, as the network
+    // transports source theirs `mcp` and `http`; a given source is kept.
+    let source_of = |i: usize| {
+        let id = outcome["evidence"][i]["evidence_id"].as_str().expect("id");
+        store.json(&["show", id])["evidence"]["source"].clone()
+    };
+    assert_eq!(source_of(0), "chat");
+    assert_eq!(source_of(2), "cli");
 
     let recalled = store.json(&["--embedder", "none", "recall", "Mark"]);
     let paths = recalled["discovery_paths"].as_array().expect("paths");
