@@ -275,7 +275,9 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let memory = ops.memory();
             match remember_input {
                 Some(RememberInput::Request(request)) => {
-                    let outcome = ops.remember_request(&local(actor), request).await?;
+                    let outcome = ops
+                        .remember_request(&Principal::local(actor), request)
+                        .await?;
                     render::remembered_request(&outcome, cli.json);
                 }
                 Some(RememberInput::Text(text)) => {
@@ -292,7 +294,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             let provider = if needs_vectors { embedder(&cli)? } else { None };
             let memory = Memory::open(store, provider).await?;
             let recall = operations(memory)
-                .recall_query(&local(actor), recall_query(args))
+                .recall_query(&Principal::local(actor), recall_query(args))
                 .await?;
             render::recalled(&recall, cli.json, args.explain);
         }
@@ -304,7 +306,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 } else {
                     Access::Write
                 },
-                ..local(actor)
+                ..Principal::local(actor)
             };
             let retraction = operations(memory)
                 .retract_evidence(&caller, args.ids.clone(), args.reason)
@@ -321,21 +323,21 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         Command::Release(args) => {
             let memory = Memory::unchecked(store, None);
             operations(memory)
-                .release_evidence(&local(actor), args.ids.clone(), args.reason)
+                .release_evidence(&Principal::local(actor), args.ids.clone(), args.reason)
                 .await?;
             render::lifecycle("released", &args.ids, cli.json);
         }
         Command::List(args) => {
             let memory = Memory::unchecked(store, None);
             let held = operations(memory)
-                .held_evidence(&local(actor), args.limit)
+                .held_evidence(&Principal::local(actor), args.limit)
                 .await?;
             render::held(&held, cli.json);
         }
         Command::Forget(args) => {
             let memory = Memory::unchecked(store, None);
             operations(memory)
-                .forget_evidence(&local(actor), args.ids.clone())
+                .forget_evidence(&Principal::local(actor), args.ids.clone())
                 .await?;
             render::lifecycle("erased", &args.ids, cli.json);
         }
@@ -346,7 +348,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 known_at: args.time.known_at,
             };
             let trace = operations(memory)
-                .trace_relationship(&local(actor), args.id, view)
+                .trace_relationship(&Principal::local(actor), args.id, view)
                 .await?;
             render::traced(&trace, cli.json);
         }
@@ -356,21 +358,21 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
                 return Ok(());
             };
             let outcome = operations(memory)
-                .correct_relationship(&local(actor), args.id, correction)
+                .correct_relationship(&Principal::local(actor), args.id, correction)
                 .await?;
             render::corrected(&outcome, cli.json);
         }
         Command::Show(args) => {
             let memory = Memory::unchecked(store, None);
             let shown = operations(memory)
-                .show_evidence(&local(actor), args.id)
+                .show_evidence(&Principal::local(actor), args.id)
                 .await?;
             render::shown(&shown, cli.json);
         }
         Command::Feedback(FeedbackCommand::Submit(ref args)) => {
             let memory = Memory::unchecked(store, None);
             let stored = operations(memory)
-                .submit_feedback(&local(actor), feedback_input(args)?)
+                .submit_feedback(&Principal::local(actor), feedback_input(args)?)
                 .await?;
             render::feedback_recorded(&stored, cli.json);
         }
@@ -421,7 +423,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             };
             let ops = operations(memory);
             let memory = ops.memory();
-            let caller = local(actor);
+            let caller = Principal::local(actor);
             match command {
                 HypothesesCommand::List { status, limit } => {
                     let listed = ops
@@ -810,11 +812,6 @@ fn new_evidence(text: String, args: &RememberArgs) -> NewEvidence {
 /// writes without a `source` is sourced `cli`.
 fn operations<S: GraphStore + SearchIndex + 'static>(memory: Memory<S>) -> mnem_api::Operations<S> {
     mnem_api::Operations::new(Arc::new(memory)).via("cli")
-}
-
-/// The local principal: the profile `--as` names, with write access (no key).
-fn local(actor: Actor) -> Principal {
-    Principal::local(actor)
 }
 
 fn recall_query(args: &RecallArgs) -> RecallQuery {

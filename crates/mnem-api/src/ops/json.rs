@@ -1,0 +1,210 @@
+//! The JSON face of each operation, for the MCP tools and the HTTP API: parse an input
+//! (its JSON Schema refused unknown fields; stamps and vocabularies are parsed here, errors
+//! naming the field), call the typed operation, encode its result.
+
+use mnem_core::feedback::FeedbackInput;
+use mnem_core::{Principal, ValidationError};
+use mnem_service::{HypothesisDecision, ServiceError};
+use mnem_store::{GraphStore, SearchIndex};
+use serde_json::{json, Value};
+
+use super::{encoded, OpError, Operations, Retraction};
+use crate::input::{
+    CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
+    StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
+};
+
+impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
+    pub async fn recall(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
+        let recall = self.recall_query(caller, input.into_query()?).await?;
+        encoded(&recall.public())
+    }
+
+    /// A recall with each result's score and its components (the console's operator
+    /// view); the same read as `recall`.
+    pub async fn explain(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
+        let query = input.into_query()?;
+        let recall = self.memory.recall(&caller.actor, query).await?;
+        Ok(recall.explained())
+    }
+
+    /// One evidence item the caller can see, with its lifecycle history, its writes, how
+    /// recalls used it, and the names of the profiles they name.
+    pub async fn show(&self, caller: &Principal, input: ShowInput) -> Result<Value, OpError> {
+        encoded(&self.show_evidence(caller, input.evidence_id).await?)
+    }
+
+    /// The ranking profile, the embedding contract, how many of the caller's team's
+    /// documents still wait for vectors, and the last degraded branch and when (not its
+    /// reason, which may name endpoints): nothing of another team.
+    pub async fn status(&self, caller: &Principal, _input: StatusInput) -> Result<Value, OpError> {
+        const COUNTED: usize = 1_000;
+        let status = self.memory.status().await?;
+        let pending = self
+            .memory
+            .store()
+            .team_pending_documents(caller.actor.team, COUNTED)
+            .await
+            .map_err(ServiceError::from)?
+            .len();
+        Ok(json!({
+            "ranking_profile_version": status.ranking_profile_version,
+            "active_contract": encoded(&status.active_contract)?,
+            "recorded_contract": encoded(&status.recorded_contract)?,
+            "team_pending_documents": pending,
+            "team_pending_at_least": pending == COUNTED,
+            "last_degradation": status
+                .last_degradation
+                .map(|d| json!({"branch": d.branch, "at": d.at.to_rfc3339()})),
+        }))
+    }
+
+    pub async fn remember(
+        &self,
+        caller: &Principal,
+        request: mnem_core::graph::RememberRequest,
+    ) -> Result<Value, OpError> {
+        encoded(&self.remember_request(caller, request).await?)
+    }
+
+    pub async fn trace(&self, caller: &Principal, input: TraceInput) -> Result<Value, OpError> {
+        let (id, view) = input.into_parts()?;
+        encoded(&self.trace_relationship(caller, id, view).await?)
+    }
+
+    pub async fn retract(&self, caller: &Principal, input: RetractInput) -> Result<Value, OpError> {
+        let Retraction { retracted, kept } = self
+            .retract_evidence(caller, input.evidence_ids, input.reason)
+            .await?;
+        let mut answer = json!({ "retracted": retracted });
+        if !kept.is_empty() {
+            answer["kept_written_by_others"] = json!(kept);
+        }
+        Ok(answer)
+    }
+
+    /// The caller's memory as a memory pack (what it can see; read scope is enough), with
+    /// its counts and manifest hash; refused when larger than the caller's byte cap.
+    pub async fn export_pack(
+        &self,
+        caller: &Principal,
+        input: ExportInput,
+    ) -> Result<Value, OpError> {
+        let (selection, max_bytes) = input.into_parts()?;
+        let pack = self.memory.export_pack(&caller.actor, selection).await?;
+        let text = pack.encode();
+        if text.len() > max_bytes {
+            return Err(OpError::Invalid(ValidationError::new(
+                "max_bytes",
+                format!(
+                    "the pack is {} bytes, over {max_bytes}: narrow it with scope, since and \
+                     until, raise max_bytes (at most {MAX_PACK_BYTES}), or run `mnem export`",
+                    text.len()
+                ),
+            )));
+        }
+        Ok(json!({
+            "counts": pack.counts(),
+            "bytes": text.len(),
+            "pack": text,
+        }))
+    }
+
+    /// The team's hypotheses (read scope).
+    pub async fn list_hypotheses(
+        &self,
+        caller: &Principal,
+        input: ListHypothesesInput,
+    ) -> Result<Value, OpError> {
+        let (statuses, limit) = input.into_parts()?;
+        let listed = self.hypotheses_listed(caller, statuses, limit).await?;
+        Ok(json!({ "hypotheses": encoded(&listed)? }))
+    }
+
+    pub async fn get_hypothesis(
+        &self,
+        caller: &Principal,
+        input: GetHypothesisInput,
+    ) -> Result<Value, OpError> {
+        encoded(&self.hypothesis(caller, input.hypothesis_id).await?)
+    }
+
+    /// Confirms (writing the proof) or rejects a hypothesis: a write.
+    pub async fn resolve_hypothesis(
+        &self,
+        caller: &Principal,
+        input: ResolveHypothesisInput,
+    ) -> Result<Value, OpError> {
+        let decision = match (input.decision.trim(), input.proof) {
+            ("confirm", Some(proof)) => HypothesisDecision::Confirm {
+                reason: input.reason,
+                proof,
+            },
+            ("confirm", None) => {
+                return Err(OpError::Invalid(ValidationError::new(
+                    "proof",
+                    "confirming a hypothesis needs a remember request that proves it",
+                )))
+            }
+            ("reject", _) => HypothesisDecision::Reject {
+                reason: input.reason,
+            },
+            (other, _) => {
+                return Err(OpError::Invalid(ValidationError::new(
+                    "decision",
+                    format!("`{other}` is not confirm or reject"),
+                )))
+            }
+        };
+        encoded(
+            &self
+                .decide_hypothesis(caller, input.hypothesis_id, decision)
+                .await?,
+        )
+    }
+
+    /// Records a client's judgment of one recall's results; changes nothing it judges.
+    pub async fn feedback(
+        &self,
+        caller: &Principal,
+        input: FeedbackInput,
+    ) -> Result<Value, OpError> {
+        let stored = self.submit_feedback(caller, input).await?;
+        Ok(json!({
+            "feedback_id": stored.id,
+            "ranking_profile": stored.ranking_profile,
+        }))
+    }
+
+    pub async fn release(&self, caller: &Principal, input: ReleaseInput) -> Result<Value, OpError> {
+        self.release_evidence(caller, input.evidence_ids.clone(), input.reason)
+            .await?;
+        Ok(json!({ "released": input.evidence_ids }))
+    }
+
+    /// Held evidence with its reasons (see [`Operations::held_evidence`]).
+    pub async fn quarantined(
+        &self,
+        caller: &Principal,
+        input: QuarantinedInput,
+    ) -> Result<Value, OpError> {
+        let limit = input.limit.unwrap_or(DEFAULT_HELD_LISTED);
+        let held = self.held_evidence(caller, limit).await?;
+        Ok(json!({ "quarantined": encoded(&held)? }))
+    }
+
+    pub async fn correct(&self, caller: &Principal, input: CorrectInput) -> Result<Value, OpError> {
+        encoded(
+            &self
+                .correct_relationship(caller, input.relationship_id, input.correction)
+                .await?,
+        )
+    }
+
+    pub async fn forget(&self, caller: &Principal, input: ForgetInput) -> Result<Value, OpError> {
+        self.forget_evidence(caller, input.evidence_ids.clone())
+            .await?;
+        Ok(json!({ "erased": input.evidence_ids }))
+    }
+}
