@@ -16,8 +16,7 @@ use mnem_core::feedback::{FeedbackInput, FeedbackResult, Judgment};
 use mnem_core::graph::{Correction, RememberRequest};
 use mnem_core::pack::PackSelection;
 use mnem_core::{
-    Access, Actor, Evidence, LifecycleState, NewEvidence, Principal, RecallQuery, Rights, Scope,
-    Space,
+    Access, Actor, Evidence, LifecycleState, NewEvidence, Principal, RecallQuery, Scope, Space,
 };
 use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
@@ -300,23 +299,20 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
         }
         Command::Retract(args) => {
             let memory = Memory::unchecked(store, None);
-            let caller = Principal {
-                access: if args.admin {
-                    Access::Admin
-                } else {
-                    Access::Write
-                },
-                ..Principal::local(actor)
-            };
             let retraction = operations(memory)
-                .retract_evidence(&caller, args.ids.clone(), args.reason)
+                .retract_evidence(&admin_if(actor, args.admin), args.ids.clone(), args.reason)
                 .await?;
             render::retracted(&args.ids, &retraction.kept, cli.json);
         }
         Command::Quarantine(args) => {
             let memory = Memory::unchecked(store, None);
             memory
-                .quarantine_evidence_as(&actor, rights(args.admin), args.ids.clone(), args.reason)
+                .quarantine_evidence_as(
+                    &actor,
+                    admin_if(actor, args.admin).rights(),
+                    args.ids.clone(),
+                    args.reason,
+                )
                 .await?;
             render::lifecycle("quarantined", &args.ids, cli.json);
         }
@@ -681,11 +677,13 @@ async fn eval(
 }
 
 /// The rights a lifecycle command asks for: `--admin` acts on any profile's evidence.
-fn rights(admin: bool) -> Rights {
-    if admin {
-        Rights::Admin
-    } else {
-        Rights::Author
+/// The local principal, with admin access when `admin` (`--admin`: may change evidence
+/// another profile wrote), else write access.
+fn admin_if(actor: Actor, admin: bool) -> Principal {
+    let access = if admin { Access::Admin } else { Access::Write };
+    Principal {
+        access,
+        ..Principal::local(actor)
     }
 }
 

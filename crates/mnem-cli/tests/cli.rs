@@ -24,6 +24,25 @@ fn remember_prints_an_id_that_recall_returns() {
 }
 
 #[test]
+fn only_admin_changes_evidence_another_profile_wrote() {
+    let store = Store::new();
+    let first = store.ok(&["--as", "alice", "remember", "The gate code is 4512"]);
+    let second = store.ok(&["--as", "alice", "remember", "The gate closes at ten"]);
+    let (first, second) = (first.trim(), second.trim());
+    for command in ["retract", "quarantine"] {
+        let refused = store.run(&["--as", "bob", command, first, "--reason", "stale"]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains("cannot be"), "{command} refused as not permitted: {stderr}");
+    }
+    assert_eq!(store.listing_len(), 2, "nothing moved");
+    let retracted = store.json(&["--as", "bob", "retract", first, "--admin"]);
+    assert_eq!(retracted[0]["state"], "retracted");
+    store.ok(&["--as", "bob", "quarantine", second, "--reason", "x", "--admin"]);
+    assert_eq!(store.listing_len(), 0);
+}
+
+#[test]
 fn json_recall_has_exactly_the_public_shape() {
     let store = Store::new();
     store.ok(&[
