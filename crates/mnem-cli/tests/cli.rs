@@ -33,12 +33,23 @@ fn only_admin_changes_evidence_another_profile_wrote() {
         let refused = store.run(&["--as", "bob", command, first, "--reason", "stale"]);
         let stderr = String::from_utf8_lossy(&refused.stderr);
         assert_eq!(refused.status.code(), Some(2), "{command}: {stderr}");
-        assert!(stderr.contains("cannot be"), "{command} refused as not permitted: {stderr}");
+        assert!(
+            stderr.contains("cannot be"),
+            "{command} refused as not permitted: {stderr}"
+        );
     }
     assert_eq!(store.listing_len(), 2, "nothing moved");
     let retracted = store.json(&["--as", "bob", "retract", first, "--admin"]);
     assert_eq!(retracted[0]["state"], "retracted");
-    store.ok(&["--as", "bob", "quarantine", second, "--reason", "x", "--admin"]);
+    store.ok(&[
+        "--as",
+        "bob",
+        "quarantine",
+        second,
+        "--reason",
+        "x",
+        "--admin",
+    ]);
     assert_eq!(store.listing_len(), 0);
 }
 
