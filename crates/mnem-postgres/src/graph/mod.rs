@@ -11,11 +11,12 @@ pub mod write;
 
 use crate::Param;
 
-/// One PostgreSQL transaction as `GraphRows` (in `write`) and `TraceRows` (here).
+/// One PostgreSQL transaction as `GraphRows` (in `write`) and `TraceRows` (in `trace`).
 pub struct PgRows<'a, 't> {
     pub tx: &'a deadpool_postgres::Transaction<'t>,
 }
 
+/// A parameter for `relationships_where` and the other reads of this module.
 pub(super) fn boxed(value: impl tokio_postgres::types::ToSql + Sync + Send + 'static) -> Param {
     Box::new(value)
 }

@@ -32,7 +32,7 @@ pub fn run<T>(script: impl Future<Output = Result<T>>) -> Result<T> {
 }
 
 /// One SQLite transaction (or, for reads such as an idempotency replay or a trace, a
-/// connection) as `GraphRows` (in `write`) and `TraceRows` (here). Its futures never
+/// connection) as `GraphRows` (in `write`) and `TraceRows` (in `trace`). Its futures never
 /// wait: each statement runs to completion.
 pub struct SqliteRows<'c> {
     pub conn: &'c Connection,
