@@ -80,8 +80,9 @@ pub async fn import<S: GraphStore + SearchIndex>(
             // One clock reading: every file changed since the last import gets this
             // revision, newer than any earlier import's.
             let revision = memory.store().clock().now().as_micros();
+            let into = scope.clone().unwrap_or_else(Scope::root);
             for doc in &documents {
-                if memory.holds_document(actor, doc).await? {
+                if memory.holds_document(actor, doc, &into).await? {
                     report.unchanged_documents += 1;
                 } else {
                     match read_document(doc, args.chunk_bytes, revision) {

@@ -199,6 +199,48 @@ fn a_notes_folder_lands_in_fragments_and_a_changed_file_supersedes_its_old_ones(
 }
 
 #[test]
+fn a_folder_imported_again_into_another_scope_moves_there() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().expect("dir");
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).expect("mkdir");
+    std::fs::copy(fixture("notes/coffee.txt"), notes.join("coffee.txt")).expect("copy");
+    let folder = notes.to_string_lossy().into_owned();
+    let in_scope = |scope: &str| {
+        let listing = store.json(&[
+            "--embedder",
+            "none",
+            "recall",
+            "",
+            "--scope",
+            scope,
+            "--window",
+            "0",
+        ]);
+        contents(listing["results"].as_array().expect("results"))
+    };
+
+    import(&store, "markdown", &folder, &[]);
+    let moved = import(&store, "markdown", &folder, &["--scope", "kb"]);
+    assert_eq!(
+        moved["unchanged_documents"], 0,
+        "held elsewhere is not held in kb"
+    );
+    assert_eq!(moved["stored"], 1);
+    let coffee = ["The coffee machine on floor 3 is descaled every Friday."];
+    assert_eq!(in_scope("kb"), coffee);
+    assert_eq!(
+        contents(&listed(&store)),
+        coffee,
+        "one current copy: it moved"
+    );
+
+    let again = import(&store, "markdown", &folder, &["--scope", "kb"]);
+    assert_eq!(again["unchanged_documents"], 1);
+    assert_eq!(again["items"], 0);
+}
+
+#[test]
 fn benchmark_files_land_their_conversations() {
     let store = Store::new();
     let lme = import(&store, "longmemeval", &fixture("longmemeval.json"), &[]);

@@ -7,7 +7,7 @@
 
 use mnem_core::dedup::Duplicate;
 use mnem_core::import::{Document, ImportItem, ImportProblem};
-use mnem_core::{Actor, LifecycleState, RecallQuery};
+use mnem_core::{Actor, LifecycleState, RecallQuery, Scope};
 use mnem_store::{GraphStore, Remembered, SearchIndex, StoreError};
 use serde::Serialize;
 
@@ -88,11 +88,19 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         Ok(())
     }
 
-    /// Whether the team holds `doc`'s exact text current under its path: importing it
-    /// again would change nothing.
-    pub async fn holds_document(&self, actor: &Actor, doc: &Document) -> Result<bool> {
+    /// Whether the team holds `doc`'s exact text current under its path in `scope`:
+    /// importing it there again would change nothing. (Held under another scope, it is
+    /// written again — a newer revision of its path, which moves it to `scope` — so a
+    /// recall in `scope` finds it.)
+    pub async fn holds_document(
+        &self,
+        actor: &Actor,
+        doc: &Document,
+        scope: &Scope,
+    ) -> Result<bool> {
         let query = RecallQuery {
             refs: vec![doc.content_ref()],
+            scope: Some(scope.clone()),
             window: 0,
             limit: 50,
             ..RecallQuery::default()
