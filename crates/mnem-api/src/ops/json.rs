@@ -22,10 +22,9 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     }
 
     /// A recall with each result's score and its components (the console's operator
-    /// view); the same read as `recall`.
+    /// view); the same read as `recall`, observed like it.
     pub async fn explain(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
-        let query = input.into_query()?;
-        let recall = self.memory.recall(&caller.actor, query).await?;
+        let recall = self.recall_query(caller, input.into_query()?).await?;
         Ok(recall.explained())
     }
 
