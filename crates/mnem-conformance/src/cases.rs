@@ -652,11 +652,7 @@ pub async fn a_newer_revision_written_plainly_supersedes_the_older<S: Backend>(f
 /// `show` and `trace` name profiles from the caller's team only: another team's profile
 /// id has no name here, and an id that is no profile is left out.
 pub async fn profile_names_come_from_the_callers_team_only<S: Backend>(fx: Fixture<S>) {
-    let bob = fx
-        .store
-        .open_profile("conformance", "bob")
-        .await
-        .expect("bob");
+    let bob = fx.profile("bob").await;
     let other = fx
         .store
         .open_profile("other-team", "eve")

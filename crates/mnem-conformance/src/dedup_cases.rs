@@ -82,11 +82,7 @@ pub async fn what_a_recall_can_tell_apart_is_never_merged<S: Backend>(fx: Fixtur
         .remember(&other_team, NewEvidence::new(text))
         .await
         .expect("remember");
-    let colleague = fx
-        .store
-        .open_profile("conformance", "colleague")
-        .await
-        .expect("profile");
+    let colleague = fx.profile("colleague").await;
     let mut private = NewEvidence::new(text);
     private.space = Space::Private;
     let private = fx
@@ -157,11 +153,7 @@ pub async fn retracting_one_write_keeps_the_others_support<S: Backend>(fx: Fixtu
     let id = outcome.evidence[0].evidence_id;
     let relationship = outcome.relationships[0].relationship_id;
     assert_eq!(outcome.relationships[0].tier, Tier::ValidatedClaim);
-    let bob = fx
-        .store
-        .open_profile("conformance", "bob")
-        .await
-        .expect("profile");
+    let bob = fx.profile("bob").await;
     let echoed = fx
         .memory
         .remember(&bob, from(text, "standup notes", "standup"))

@@ -75,13 +75,6 @@ async fn paths_for<S: Backend>(fx: &Fixture<S>, query: &str) -> BTreeSet<Relatio
     )
 }
 
-async fn profile<S: Backend>(fx: &Fixture<S>, name: &str) -> Actor {
-    fx.store
-        .open_profile("conformance", name)
-        .await
-        .expect("open profile")
-}
-
 /// Tracing `id` as `actor` is `RelationshipNotFound`: it does not exist for them.
 async fn want_untraceable<S: Backend>(
     fx: &Fixture<S>,
@@ -456,7 +449,7 @@ pub async fn retraction_recomputes_support<S: Backend>(fx: Fixture<S>) {
 }
 
 pub async fn single_valued_disagreement_across_authors_disputes_both<S: Backend>(fx: Fixture<S>) {
-    let bob = profile(&fx, "bob").await;
+    let bob = fx.profile("bob").await;
     let a = lisbon_claim(&fx).await;
     let b = claim_as(&fx, &bob, "Ana lives in Porto", "Ana", "lives_in", "Porto").await;
     assert_eq!(b.status, RelationshipStatus::Disputed);
@@ -500,7 +493,7 @@ pub async fn newer_claim_by_the_same_author_supersedes<S: Backend>(fx: Fixture<S
 }
 
 pub async fn an_unverified_challenge_disputes_nothing<S: Backend>(fx: Fixture<S>) {
-    let bob = profile(&fx, "bob").await;
+    let bob = fx.profile("bob").await;
     let a = lisbon_claim(&fx).await;
     let b = claim_as(&fx, &bob, "Ana might move", "Ana", "lives_in", "Porto").await;
     assert_eq!(b.tier, Tier::Candidate);
@@ -657,7 +650,7 @@ pub async fn cycles_terminate_without_revisiting<S: Backend>(fx: Fixture<S>) {
 }
 
 pub async fn same_team_relationships_are_traceable_by_any_author<S: Backend>(fx: Fixture<S>) {
-    let bob = profile(&fx, "bob").await;
+    let bob = fx.profile("bob").await;
     let r = claim_as(
         &fx,
         &fx.actor,
@@ -676,7 +669,7 @@ pub async fn same_team_relationships_are_traceable_by_any_author<S: Backend>(fx:
 }
 
 pub async fn paths_show_the_owner_when_authors_agree_separately<S: Backend>(fx: Fixture<S>) {
-    let bob = profile(&fx, "bob").await;
+    let bob = fx.profile("bob").await;
     claim_as(
         &fx,
         &fx.actor,
@@ -764,7 +757,7 @@ fn correction(version: i64, evidence: EvidenceId, end: usize, object: &str) -> C
 }
 
 pub async fn a_correction_never_mutates_another_authors_record<S: Backend>(fx: Fixture<S>) {
-    let bob = profile(&fx, "bob").await;
+    let bob = fx.profile("bob").await;
     let original = write(
         &fx,
         &fx.actor,
@@ -1037,7 +1030,7 @@ pub async fn known_ids_are_not_returned_again<S: Backend>(fx: Fixture<S>) {
 }
 
 pub async fn relationships_from_private_evidence_stay_private<S: Backend>(fx: Fixture<S>) {
-    let bob = profile(&fx, "bob").await;
+    let bob = fx.profile("bob").await;
     let mut request = claim("Mark works on Atlas", "Mark", "works_on", "Atlas");
     request["evidence"][0]["space"] = json!("private");
     let mine = write(&fx, &fx.actor, request).await.relationships[0].clone();
@@ -1204,7 +1197,7 @@ pub async fn releasing_evidence_restores_the_support_it_gave<S: Backend>(fx: Fix
 pub async fn only_the_author_or_an_admin_retracts_or_quarantines_evidence<S: Backend>(
     fx: Fixture<S>,
 ) {
-    let bob = profile(&fx, "bob").await;
+    let bob = fx.profile("bob").await;
     let mine = fx
         .memory
         .remember(

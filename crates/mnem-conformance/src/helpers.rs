@@ -33,6 +33,14 @@ pub struct Fixture<S> {
 }
 
 impl<S: Backend> Fixture<S> {
+    /// Another profile of the fixture's team (created on first use).
+    pub async fn profile(&self, name: &str) -> Actor {
+        self.store
+            .open_profile("conformance", name)
+            .await
+            .expect("open profile")
+    }
+
     /// Lexical-only: the contract rules hold with no embedding provider at all.
     /// `open` makes a fresh, empty store driven by the given clock.
     pub async fn open<F, Fut>(open: F) -> Self

@@ -98,11 +98,7 @@ async fn write_memory<S: Backend>(fx: &Fixture<S>) -> Written {
 
 /// Bob's claim from his private note; returns the note's id.
 async fn bobs_private_claim<S: Backend>(fx: &Fixture<S>) -> EvidenceId {
-    let bob = fx
-        .store
-        .open_profile("conformance", "bob")
-        .await
-        .expect("bob");
+    let bob = fx.profile("bob").await;
     let mut bobs = claim(
         "Bob's private note: Ana works on Atlas",
         "Ana",

@@ -95,11 +95,7 @@ pub async fn evidence_window_never_shows_what_the_reader_could_not_recall<S: Bac
 ) {
     let fx = fx.with_profile(CONVEX_1_PROFILE);
     let other_team = fx.store.open_team("other-team").await.expect("team");
-    let colleague = fx
-        .store
-        .open_profile("conformance", "colleague")
-        .await
-        .expect("profile");
+    let colleague = fx.profile("colleague").await;
     let mut items = Vec::new();
     for n in 1..=9 {
         let words = if n == 5 { "zeppelin" } else { "small talk" };
@@ -238,11 +234,7 @@ pub async fn evidence_window_bytes_count_against_the_budget_and_neighbours_go_fi
 pub async fn follow_on_credit_lifts_only_the_next_eligible_item_of_the_group<S: Backend>(
     fx: Fixture<S>,
 ) {
-    let colleague = fx
-        .store
-        .open_profile("conformance", "colleague")
-        .await
-        .expect("profile");
+    let colleague = fx.profile("colleague").await;
     let mut items = Vec::new();
     for n in 1..=6 {
         let words = match n {
