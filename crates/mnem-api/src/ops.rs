@@ -39,6 +39,8 @@ pub enum OpErrorClass {
     NotFound,
     Conflict,
     Unavailable,
+    /// The store is held by another writer: retry the same call shortly.
+    Busy,
     Internal,
 }
 
@@ -58,6 +60,7 @@ impl OpError {
                 | StoreError::KeyNotFound { .. } => OpErrorClass::NotFound,
                 StoreError::Conflict(_) => OpErrorClass::Conflict,
                 StoreError::NotPermitted { .. } => OpErrorClass::Forbidden,
+                StoreError::Busy => OpErrorClass::Busy,
                 StoreError::SchemaTooNew { .. }
                 | StoreError::ContractMismatch { .. }
                 | StoreError::Backend(_) => OpErrorClass::Internal,

@@ -2,11 +2,12 @@
 //! reader (`mnem_core::import`, the eval's benchmark readers), then writes it through
 //! `Memory::import_items` with a progress bar on stderr.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mnem_core::import::{
-    read_chat, read_document, ChatSource, Document, ImportItem, ImportProblem, ImportRead, Location,
+    read_chat_bytes, read_document, ChatSource, Document, ImportItem, ImportProblem, ImportRead,
+    Location,
 };
 use mnem_core::{Actor, Clock, Scope, Timestamp};
 use mnem_service::{ImportReport, Memory};
@@ -108,7 +109,7 @@ fn read_input(args: &ImportArgs) -> Result<Input, Failure> {
     match args.format {
         ImportFormat::Pack => Err(Failure::Runtime("packs are imported by main".into())),
         ImportFormat::Chat => {
-            let text = read(path)?;
+            let bytes = read_bytes(path)?;
             let start = match &args.start {
                 Some(time) => {
                     Timestamp::parse("start", time).map_err(|e| Failure::Input(e.to_string()))?
@@ -125,13 +126,13 @@ fn read_input(args: &ImportArgs) -> Result<Input, Failure> {
                 default_session: stem,
                 start,
             };
-            Ok(Input::Items(read_chat(&text, &source)))
+            Ok(Input::Items(read_chat_bytes(&bytes, &source)))
         }
         ImportFormat::Markdown => {
-            let (documents, problems) = read_folder(path)?;
+            let notes = crate::notes::read_notes(path, now())?;
             Ok(Input::Documents {
-                documents,
-                problems,
+                documents: notes.documents,
+                problems: notes.problems,
             })
         }
         ImportFormat::Longmemeval | ImportFormat::Locomo => {
@@ -159,6 +160,18 @@ fn read_input(args: &ImportArgs) -> Result<Input, Failure> {
     }
 }
 
+/// The bytes of a file, or of standard input for `-` (a reader reports lines that are
+/// not UTF-8 where they are).
+fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
+    let read = if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    read.map_err(|e| Failure::Input(format!("cannot read {}: {e}", display_name(path))))
+}
+
 /// The text of a file, or of standard input for `-`.
 fn read(path: &Path) -> Result<String, Failure> {
     if path.as_os_str() == "-" {
@@ -176,72 +189,9 @@ fn display_name(path: &Path) -> String {
     }
 }
 
-/// The notes under `root` (or `root` itself when it is a file): .md, .markdown and .txt
-/// files, hidden folders skipped, in path order; a file that is not UTF-8 text is a
-/// problem.
-fn read_folder(root: &Path) -> Result<(Vec<Document>, Vec<ImportProblem>), Failure> {
-    let meta = std::fs::metadata(root)
-        .map_err(|e| Failure::Input(format!("cannot read {}: {e}", root.display())))?;
-    let (base, files) = if meta.is_file() {
-        let base = root.parent().unwrap_or(Path::new("")).to_path_buf();
-        (base, vec![root.to_path_buf()])
-    } else {
-        let mut files = Vec::new();
-        walk(root, &mut files)
-            .map_err(|e| Failure::Input(format!("cannot read {}: {e}", root.display())))?;
-        files.sort();
-        (root.to_path_buf(), files)
-    };
-    let mut documents = Vec::new();
-    let mut problems = Vec::new();
-    for file in files {
-        let relative = file
-            .strip_prefix(&base)
-            .unwrap_or(&file)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        match std::fs::read_to_string(&file) {
-            Ok(text) => documents.push(Document {
-                path: relative,
-                text,
-                modified: modified(&file).unwrap_or_else(now),
-            }),
-            Err(e) => problems.push(ImportProblem {
-                at: Location::file(relative),
-                reason: format!("not readable as UTF-8 text: {e}"),
-            }),
-        }
-    }
-    Ok((documents, problems))
-}
-
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        if entry.file_type()?.is_dir() {
-            walk(&path, files)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "md" | "markdown" | "txt"))
-        {
-            files.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// A file's modification time, to the microsecond.
 fn modified(path: &Path) -> Option<Timestamp> {
-    let at = std::fs::metadata(path).ok()?.modified().ok()?;
-    let micros = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_micros();
-    Some(Timestamp::from_micros(i64::try_from(micros).ok()?))
+    crate::notes::modified(&std::fs::metadata(path).ok()?)
 }
 
 /// The wall clock, as the store reads it.

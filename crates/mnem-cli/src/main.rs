@@ -3,6 +3,7 @@
 
 mod args;
 mod import;
+mod notes;
 mod render;
 
 use std::io::{Read, Write};
@@ -22,7 +23,7 @@ use mnem_embed::{Embedder, OpenAiConfig, ProviderChoice};
 use mnem_postgres::PgStore;
 use mnem_service::{
     spawn_deriver, spawn_worker, AuthError, Authenticator, ChatConfig, ChatHypothesisModel,
-    ChatVerifier, HypothesisDecision, Memory, ServiceError, MAX_HELD_LISTED,
+    ChatVerifier, HypothesisDecision, Memory, ServiceError, SessionKey, MAX_HELD_LISTED,
     OWN_WRITE_EMBED_BUDGET,
 };
 use mnem_sqlite::SqliteStore;
@@ -47,6 +48,7 @@ const WORKER_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 const DERIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A failure, split by whose it is: bad input exits 2 (like a usage error), anything else 1.
+#[derive(Debug)]
 enum Failure {
     Input(String),
     Runtime(String),
@@ -926,23 +928,15 @@ fn read_file(path: &Path, what: &str) -> Result<String, Failure> {
         .map_err(|e| Failure::Input(format!("{what}: cannot read {}: {e}", path.display())))
 }
 
-/// `mnem ui`: the server, with a read-only key for `--team` as `--as` issued for this run
-/// (a day at most, revoked when the server stops) and the console's address printed with
-/// the key in its fragment, which the browser never sends.
+/// `mnem ui`: the server, with a read-only key for `--team` as `--as` that exists only in
+/// this process's memory (never stored: it cannot outlive the process, however it ends,
+/// and no other server accepts it), and the console's address printed with the key in its
+/// fragment, which the browser never sends.
 async fn ui<S: Backend>(cli: &Cli, args: &args::ServeArgs, store: S) -> Result<(), Failure> {
     // Created on first use, as every memory command does.
-    store.open_profile(&cli.team, &cli.as_profile).await?;
-    let auth = Authenticator::new(Arc::new(store.clone()));
-    let expires_at = store.clock().now().plus_seconds(86_400);
-    let issued = auth
-        .issue(&cli.team, &cli.as_profile, Access::Read, Some(expires_at))
-        .await
-        .map_err(auth_failure)?;
-    let served = serve(cli, args, store, Some(&issued.token)).await;
-    if let Err(err) = auth.revoke(&cli.team, &issued.record.prefix).await {
-        tracing::warn!(%err, "could not revoke the console's key; it expires within a day");
-    }
-    served
+    let actor = store.open_profile(&cli.team, &cli.as_profile).await?;
+    let console = SessionKey::issue(actor, Access::Read).map_err(auth_failure)?;
+    serve(cli, args, store, Some(console)).await
 }
 
 /// `mnem serve`: the HTTP server until Ctrl-C / SIGTERM, with the embedding worker; with
@@ -951,13 +945,17 @@ async fn serve<S: Backend>(
     cli: &Cli,
     args: &args::ServeArgs,
     store: S,
-    console_key: Option<&str>,
+    console_key: Option<SessionKey>,
 ) -> Result<(), Failure> {
     // Before listening: a team's first recall would otherwise wait for its vector index
     // to load, or to be built when none is saved yet.
     let warmed = store.warm().await?;
     tracing::info!(indexes = warmed, "vector indexes ready");
-    let auth = Arc::new(Authenticator::new(Arc::new(store.clone())));
+    let mut authenticator = Authenticator::new(Arc::new(store.clone()));
+    if let Some(key) = &console_key {
+        authenticator = authenticator.with_session_key(key.clone());
+    }
+    let auth = Arc::new(authenticator);
     let memory = Arc::new(with_hypothesis_model(
         with_verifier(Memory::open(store, embedder(cli)?).await?, &args.verifier),
         &args.hypothesis_model,
@@ -990,8 +988,8 @@ async fn serve<S: Backend>(
     eprintln!(
         "mnem serve: listening on http://{bound} (MCP at /mcp, JSON API at /v1/, console at /ui)"
     );
-    if let Some(key) = console_key {
-        println!("open the console: http://{bound}/ui#key={key}");
+    if let Some(key) = &console_key {
+        println!("open the console: http://{bound}/ui#key={}", key.token());
         let _ = std::io::stdout().flush();
     }
     let served = mnem_server::serve(listener, router, shutdown_signal()).await;
@@ -1000,18 +998,26 @@ async fn serve<S: Backend>(
     served.map_err(|e| Failure::Runtime(format!("server failed: {e}")))
 }
 
-/// Resolves on Ctrl-C or SIGTERM, so in-flight requests finish before the process ends.
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP (the terminal closed), so in-flight requests
+/// finish before the process ends.
 async fn shutdown_signal() {
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     #[cfg(unix)]
     let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(mut term), Ok(mut hangup)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = hangup.recv() => {}
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
+            _ => std::future::pending::<()>().await,
         }
     };
     #[cfg(not(unix))]

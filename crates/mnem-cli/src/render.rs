@@ -646,6 +646,12 @@ pub fn imported(report: &PackImport, as_json: bool) {
         "evidence: {} added, {} already stored, {} merged into the same text",
         report.evidence_added, report.evidence_present, report.evidence_merged
     );
+    if report.evidence_held > 0 {
+        println!(
+            "held by screening: {} (stored quarantined, out of recall until released; `mnem list --quarantined`)",
+            report.evidence_held
+        );
+    }
     println!(
         "entities: {} added, {} matched by name, {} already stored",
         report.entities_added, report.entities_matched, report.entities_present

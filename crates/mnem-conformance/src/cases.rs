@@ -872,6 +872,70 @@ pub async fn invalid_write_stores_nothing<S: Backend>(fx: Fixture<S>) {
     want_empty(&fx.recall(listing(10)).await, "nothing was written");
 }
 
+/// A NUL (U+0000) is refused by name in every text a write or a recall carries, on every
+/// backend alike (PostgreSQL's `text` cannot hold it; CONTRACT §"Text"); in a batch it is
+/// named by position, and an import writes every other item.
+pub async fn a_nul_is_refused_by_name_in_every_text<S: Backend>(fx: Fixture<S>) {
+    let with = |edit: fn(&mut NewEvidence)| {
+        let mut new = NewEvidence::new("fine text");
+        edit(&mut new);
+        new
+    };
+    for (field, new) in [
+        ("content", NewEvidence::new("a\0b")),
+        ("source", with(|n| n.source = "chat\0log".into())),
+        ("source_key", with(|n| n.source_key = Some("s\0".into()))),
+        ("refs", with(|n| n.refs = vec![Ref::new("issue", "A\0B")])),
+        ("labels", with(|n| n.labels = vec!["x\0".into()])),
+    ] {
+        match fx.store.remember(&fx.actor, new).await {
+            Err(StoreError::Invalid(err)) => assert_eq!(err.field, field),
+            other => panic!("want a {field} validation error, got {other:?}"),
+        }
+    }
+    match fx
+        .store
+        .remember_batch(
+            &fx.actor,
+            vec![NewEvidence::new("fine"), NewEvidence::new("bad\0")],
+        )
+        .await
+    {
+        Err(StoreError::Invalid(err)) => assert_eq!(err.field, "items[1].content"),
+        other => panic!("want an items[1].content validation error, got {other:?}"),
+    }
+    let query = fx
+        .memory
+        .recall(&fx.actor, RecallQuery::text("fine\0"))
+        .await;
+    match query {
+        Err(mnem_service::ServiceError::Store(StoreError::Invalid(err))) => {
+            assert_eq!(err.field, "query")
+        }
+        other => panic!("want a query validation error, got {other:?}"),
+    }
+    want_empty(&fx.recall(listing(10)).await, "nothing was written");
+    let items = (0..20)
+        .map(|i| mnem_core::import::ImportItem {
+            at: mnem_core::import::Location::line("chat.jsonl", i + 1),
+            evidence: NewEvidence::new(if i == 12 {
+                format!("turn {i} \0")
+            } else {
+                format!("turn {i}")
+            }),
+        })
+        .collect();
+    let mut report = mnem_service::ImportReport::default();
+    fx.memory
+        .import_items(&fx.actor, items, 500, &mut report, &|_| {})
+        .await
+        .expect("the import goes on past the bad item");
+    assert_eq!(report.stored, 19);
+    assert_eq!(report.failed.len(), 1);
+    assert_eq!(report.failed[0].at.line, Some(13));
+    assert_eq!(fx.recall(listing(50)).await.len(), 19);
+}
+
 /// A batch is one transaction of ordinary writes: answered in the order given, stamped
 /// in that order, each searchable and readable as a single write would be, a held item
 /// held.

@@ -72,6 +72,7 @@ macro_rules! conformance_suite {
             invalid_write_stores_nothing,
             a_batch_is_stored_in_order_and_searchable_at_once,
             an_invalid_batch_item_stores_nothing_and_is_named,
+            a_nul_is_refused_by_name_in_every_text,
             team_pending_documents_are_one_teams_newest_first,
         );
     };
@@ -189,6 +190,7 @@ macro_rules! conformance_suite {
                 a_pack_holds_only_what_its_exporter_can_see,
                 a_slice_keeps_its_evidence_and_only_whole_relationships,
                 a_text_the_team_holds_is_merged_not_repeated,
+                a_pack_is_screened_and_a_released_item_stays_released,
             );
         }
         mod lexical_branch {

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::error::refuse_nul;
 use crate::{EvidenceId, ProfileId, TeamId, Timestamp, ValidationError};
 
 pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
@@ -85,6 +86,7 @@ impl Ref {
             if value.is_empty() {
                 return Err(ValidationError::new(field, format!("ref {part} is empty")));
             }
+            refuse_nul(field, value)?;
             if value.chars().count() > MAX_REF_PART_CHARS {
                 return Err(ValidationError::new(
                     field,
@@ -272,6 +274,7 @@ impl NewEvidence {
         if self.content.trim().is_empty() {
             return Err(ValidationError::new("content", "is empty"));
         }
+        refuse_nul("content", &self.content)?;
         Timestamp::check_optional("observed_at", self.observed_at)?;
         Timestamp::check_optional("expires_at", self.expires_at)?;
         if self.content.len() > MAX_CONTENT_BYTES {
@@ -416,6 +419,7 @@ pub fn normalise_kind(kind: &str) -> Result<String, ValidationError> {
 
 fn bounded_text(field: &str, value: String, max_bytes: usize) -> Result<String, ValidationError> {
     let value = value.trim().to_string();
+    refuse_nul(field, &value)?;
     if value.len() > max_bytes {
         return Err(ValidationError::new(
             field,
@@ -435,6 +439,7 @@ fn canonical_labels(labels: Vec<String>) -> Result<Vec<String>, ValidationError>
     let mut out = Vec::with_capacity(labels.len());
     for label in labels {
         let label = label.trim().to_string();
+        refuse_nul("labels", &label)?;
         if label.is_empty() || label.chars().count() > MAX_LABEL_CHARS {
             return Err(ValidationError::new(
                 "labels",

@@ -55,6 +55,7 @@ impl FeedbackInput {
         if query.is_empty() {
             return Err(ValidationError::new("query", "is empty"));
         }
+        crate::refuse_nul("query", query)?;
         if query.chars().count() > MAX_QUERY_CHARS {
             return Err(ValidationError::new(
                 "query",

@@ -36,7 +36,7 @@ pub mod window;
 pub use auth::{Access, ApiKeyRecord, KeyRefusal, KeyToken, Principal, Rights};
 pub use clock::{Clock, ManualClock};
 pub use embedding::EmbeddingContract;
-pub use error::ValidationError;
+pub use error::{refuse_nul, ValidationError};
 pub use evidence::{
     Authority, Evidence, LifecycleEvent, LifecycleState, NewEvidence, Ref, Scope, SourceType, Space,
 };

@@ -245,6 +245,42 @@ pub struct Pack {
 }
 
 impl Pack {
+    /// Screens every current item of the pack as a write is screened
+    /// ([`crate::screen`]): one a rule flags is held — its history gains a `quarantined`
+    /// event at `at` (or just after its last event) with the reason, in its owner's name
+    /// as a write's own hold is — so an imported text is never recalled unscreened. An
+    /// item a writer already released (held once, current since) keeps its release.
+    /// Returns the ids held.
+    pub fn hold_flagged(&mut self, at: Timestamp) -> Vec<EvidenceId> {
+        let mut held = Vec::new();
+        for item in &mut self.evidence {
+            let released = item
+                .history
+                .iter()
+                .any(|e| e.state == LifecycleState::Quarantined);
+            if item.state != LifecycleState::Current || released {
+                continue;
+            }
+            let findings = crate::screen::screen(&item.content, item.source_type);
+            let Some(reason) = crate::screen::quarantine_reason(&findings) else {
+                continue;
+            };
+            let after_last = item
+                .history
+                .last()
+                .map(|e| Timestamp::from_micros(e.at.as_micros() + 1));
+            item.history.push(LifecycleEvent {
+                state: LifecycleState::Quarantined,
+                at: after_last.map_or(at, |next| next.max(at)),
+                actor: item.owner,
+                reason: Some(format!("screening at import: {reason}")),
+            });
+            item.state = LifecycleState::Quarantined;
+            held.push(item.evidence_id);
+        }
+        held
+    }
+
     pub fn counts(&self) -> PackCounts {
         PackCounts {
             profiles: self.profiles.len(),
@@ -321,7 +357,19 @@ impl Pack {
             if manifest_seen {
                 return Err(PackError::new(number, "follows the manifest"));
             }
-            let line: PackLine = serde_json::from_str(raw.trim_end_matches(['\n', '\r']))
+            let record = raw.trim_end_matches(['\n', '\r']);
+            // NUL can only arrive escaped; the exact check runs only on lines that might.
+            if record.contains("\\u0000") {
+                let value: serde_json::Value = serde_json::from_str(record)
+                    .map_err(|e| PackError::new(number, format!("is not a pack record: {e}")))?;
+                if let Some(field) = crate::error::nul_in_json(&value, "") {
+                    return Err(PackError::new(
+                        number,
+                        format!("{field}: holds a NUL character (U+0000)"),
+                    ));
+                }
+            }
+            let line: PackLine = serde_json::from_str(record)
                 .map_err(|e| PackError::new(number, format!("is not a pack record: {e}")))?;
             if line.section() < section {
                 return Err(PackError::new(
@@ -917,6 +965,15 @@ mod tests {
         let error = error_of(&bad.encode());
         assert_eq!(error.line, 3);
         assert!(error.reason.starts_with("scope"), "{error}");
+    }
+
+    #[test]
+    fn a_nul_in_any_text_is_named_with_its_line_and_field() {
+        let mut pack = sample();
+        pack.evidence[0].content = "a\0b".into();
+        let error = error_of(&pack.encode());
+        assert_eq!(error.line, 3);
+        assert!(error.reason.contains("content: holds a NUL"), "{error}");
     }
 
     #[test]

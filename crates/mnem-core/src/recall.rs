@@ -191,6 +191,7 @@ impl RecallQuery {
     /// normalised and de-duplicated, refs canonical, text trimmed).
     pub fn validated(mut self) -> Result<Self, ValidationError> {
         self.query = self.query.trim().to_string();
+        crate::error::refuse_nul("query", &self.query)?;
         if self.query.chars().count() > MAX_QUERY_CHARS {
             return Err(ValidationError::new(
                 "query",

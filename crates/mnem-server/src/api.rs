@@ -29,13 +29,31 @@ pub(crate) fn error(
     (status, Json(body)).into_response()
 }
 
+/// Seconds a client is asked to wait before retrying a write the store was too busy for.
+pub(crate) const BUSY_RETRY_AFTER_SECONDS: u32 = 2;
+
 pub(crate) fn op_error(err: OpError) -> Response {
+    if err.class() == OpErrorClass::Busy {
+        let mut response = error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            &err.public_message(),
+            None,
+        );
+        response.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from(BUSY_RETRY_AFTER_SECONDS),
+        );
+        return response;
+    }
     let (status, code) = match err.class() {
         OpErrorClass::BadRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
         OpErrorClass::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
         OpErrorClass::NotFound => (StatusCode::NOT_FOUND, "not_found"),
         OpErrorClass::Conflict => (StatusCode::CONFLICT, "conflict"),
-        OpErrorClass::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        OpErrorClass::Unavailable | OpErrorClass::Busy => {
+            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+        }
         OpErrorClass::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
     };
     error(status, code, &err.public_message(), err.field())
@@ -91,6 +109,20 @@ fn rejected_field(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::rejected_field;
+
+    #[test]
+    fn a_busy_store_is_a_retryable_503_with_retry_after() {
+        let busy = mnem_api::OpError::Service(mnem_service::ServiceError::Store(
+            mnem_store::StoreError::Busy,
+        ));
+        let response = super::op_error(busy);
+        assert_eq!(
+            response.status(),
+            axum::http::StatusCode::SERVICE_UNAVAILABLE
+        );
+        let retry = response.headers().get(axum::http::header::RETRY_AFTER);
+        assert_eq!(retry.and_then(|v| v.to_str().ok()), Some("2"));
+    }
 
     #[test]
     fn every_operation_is_routed_once() {

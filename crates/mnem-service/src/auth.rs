@@ -57,6 +57,53 @@ type SecretDigest = [u8; 32];
 pub struct Authenticator<S> {
     store: Arc<S>,
     verified: Mutex<HashMap<String, SecretDigest>>,
+    session: Option<SessionKey>,
+}
+
+/// A key that exists only in one process's memory — the console's (`mnem ui`). It is never
+/// written to the store, so it dies with the process however the process ends (Ctrl-C, a
+/// closed terminal, `kill -9`), and no other server sharing the store ever accepts it.
+#[derive(Clone)]
+pub struct SessionKey {
+    token: String,
+    prefix: String,
+    digest: SecretDigest,
+    principal: Principal,
+}
+
+impl std::fmt::Debug for SessionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret is never printed.
+        f.debug_struct("SessionKey")
+            .field("prefix", &self.prefix)
+            .field("principal", &self.principal)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionKey {
+    /// A fresh random key acting as `actor` with `access`, in the usual token format.
+    pub fn issue(actor: mnem_core::Actor, access: Access) -> Result<Self, AuthError> {
+        let token = KeyToken::from_random(&random_bytes(
+            mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN,
+        )?)
+        .map_err(|e| AuthError::Hashing(e.to_string()))?;
+        Ok(Self {
+            token: token.reveal(),
+            digest: digest(&token.secret),
+            principal: Principal {
+                actor,
+                access,
+                key_prefix: Some(token.prefix.clone()),
+            },
+            prefix: token.prefix,
+        })
+    }
+
+    /// The token to hand to the one client it is for (shown once).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
 }
 
 fn digest(secret: &str) -> SecretDigest {
@@ -74,7 +121,14 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
         Self {
             store,
             verified: Mutex::new(HashMap::new()),
+            session: None,
         }
+    }
+
+    /// Also accepts `key`, from memory only (see [`SessionKey`]).
+    pub fn with_session_key(mut self, key: SessionKey) -> Self {
+        self.session = Some(key);
+        self
     }
 
     /// Creates a key for `profile` in the existing team `team`.
@@ -146,6 +200,13 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
     ) -> Result<Principal, AuthError> {
         let token = KeyToken::parse(presented).map_err(|_| AuthError::Invalid)?;
         let presented_digest = digest(&token.secret);
+        if let Some(session) = self.session.as_ref().filter(|s| s.prefix == token.prefix) {
+            if session.digest == presented_digest {
+                return Ok(session.principal.clone());
+            }
+            gate(&token.prefix).map_err(|retry_after| AuthError::Throttled { retry_after })?;
+            return Err(AuthError::Invalid);
+        }
         let known = self.remembered(&token.prefix) == Some(presented_digest);
         if !known {
             gate(&token.prefix).map_err(|retry_after| AuthError::Throttled { retry_after })?;

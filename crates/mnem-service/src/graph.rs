@@ -55,6 +55,7 @@ fn check_ids(field: &str, ids: &[EvidenceId]) -> Result<(), ValidationError> {
 
 fn check_reason(reason: &str) -> Result<String, ValidationError> {
     let reason = reason.trim();
+    mnem_core::refuse_nul("reason", reason)?;
     if reason.is_empty() || reason.chars().count() > MAX_REASON_CHARS {
         return Err(ValidationError::new(
             "reason",

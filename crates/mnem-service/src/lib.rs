@@ -41,7 +41,7 @@ use query_vectors::{QueryVectors, QUERY_VECTORS_KEPT};
 use serde::Serialize;
 use thiserror::Error;
 
-pub use auth::{AuthError, Authenticator, IssuedKey};
+pub use auth::{AuthError, Authenticator, IssuedKey, SessionKey};
 pub use chat::ChatConfig;
 pub use communities::{CommunityReport, MAX_COMMUNITY_SUMMARIES};
 pub use dream::{

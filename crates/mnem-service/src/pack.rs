@@ -15,9 +15,10 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         Ok(self.store().export_pack(actor, selection).await?)
     }
 
-    /// Reads a pack's text (every line checked, [`Pack::decode`]) and replays it into the
-    /// actor's team in one transaction: all of it or, with an error naming the line,
-    /// nothing. Importing the same pack again changes nothing. Imported evidence waits for
+    /// Reads a pack's text (every line checked, [`Pack::decode`]), screens its current
+    /// items as every write is screened ([`Pack::hold_flagged`]: a flagged one lands
+    /// held, counted in `evidence_held`) and replays it into the actor's team in one
+    /// transaction: all of it or, with an error naming the line, nothing. Importing the same pack again changes nothing. Imported evidence waits for
     /// its vectors like any write (the embedding worker makes them).
     ///
     /// The caller vouches for the pack's authors: records keep their profiles (by name),
@@ -29,7 +30,15 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         text: &str,
         mode: ImportMode,
     ) -> Result<PackImport> {
-        let pack = Pack::decode(text).map_err(StoreError::from)?;
-        Ok(self.store().import_pack(actor, pack, mode).await?)
+        let mut pack = Pack::decode(text).map_err(StoreError::from)?;
+        // Screened like every write: a pack's text is anyone's text (its manifest is a
+        // checksum, not a signature).
+        let held = pack.hold_flagged(self.store().clock().now());
+        let mut import = self.store().import_pack(actor, pack, mode).await?;
+        for id in &held {
+            crate::log_held(*id, "screening at import");
+        }
+        import.evidence_held = held.len();
+        Ok(import)
     }
 }

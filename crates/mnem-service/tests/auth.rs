@@ -203,3 +203,32 @@ async fn a_key_cannot_be_issued_already_expired_or_past_the_stamp_range() {
         .await
         .expect("a future expiry is fine");
 }
+
+/// The console's key lives only in its process: it authenticates there, and another
+/// authenticator over the same store (a later `mnem serve`, or the same server after a
+/// `kill -9`) refuses it, because nothing of it was ever stored.
+#[tokio::test]
+async fn a_session_key_works_only_in_the_process_that_made_it() {
+    let (_, store) = authenticator().await;
+    let alice = store.open_profile("acme", "alice").await.unwrap();
+    let console = mnem_service::SessionKey::issue(alice, Access::Read).unwrap();
+    let serving = Authenticator::new(Arc::clone(&store)).with_session_key(console.clone());
+    let principal = serving.authenticate(console.token()).await.unwrap();
+    assert_eq!(principal.actor, alice);
+    assert_eq!(principal.access, Access::Read);
+    assert!(store.team_keys("acme").await.unwrap().is_empty());
+    let later = Authenticator::new(Arc::clone(&store));
+    assert!(matches!(
+        later.authenticate(console.token()).await,
+        Err(AuthError::Invalid)
+    ));
+    let prefix = KeyToken::parse(console.token()).unwrap().prefix;
+    let wrong = format!(
+        "mnem_{prefix}_{}",
+        "x".repeat(mnem_core::auth::KEY_SECRET_LEN)
+    );
+    assert!(matches!(
+        serving.authenticate(&wrong).await,
+        Err(AuthError::Invalid)
+    ));
+}

@@ -55,13 +55,24 @@ use rows::{evidence_from_row, UuidBytes, EVIDENCE_COLUMNS, EVIDENCE_FROM};
 pub const DEFAULT_PROFILE: &str = "default";
 
 /// Converts rusqlite errors at the crate boundary.
+/// How long a statement waits for another process's write lock before giving up. A
+/// write that gives up is [`StoreError::Busy`] (a server answers 503 with `Retry-After`),
+/// never a failure of the store.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub(crate) trait DbResult<T> {
     fn db(self) -> Result<T>;
 }
 
 impl<T> DbResult<T> for rusqlite::Result<T> {
     fn db(self) -> Result<T> {
-        self.map_err(StoreError::backend)
+        self.map_err(|err| match err.sqlite_error_code() {
+            // Another process held the write lock past the busy timeout: retryable.
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                StoreError::Busy
+            }
+            _ => StoreError::backend(err),
+        })
     }
 }
 
@@ -117,9 +128,7 @@ impl SqliteStore {
             .map(|_| {
                 let reader = Connection::open(path).db()?;
                 reader.pragma_update(None, "query_only", "ON").db()?;
-                reader
-                    .busy_timeout(std::time::Duration::from_secs(5))
-                    .db()?;
+                reader.busy_timeout(BUSY_TIMEOUT).db()?;
                 Ok(Mutex::new(reader))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -141,7 +150,7 @@ impl SqliteStore {
             .db()?;
         conn.pragma_update(None, "synchronous", "NORMAL").db()?;
         conn.pragma_update(None, "foreign_keys", "ON").db()?;
-        conn.busy_timeout(std::time::Duration::from_secs(5)).db()?;
+        conn.busy_timeout(BUSY_TIMEOUT).db()?;
         migrations::migrate(&mut conn)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
@@ -196,6 +205,17 @@ impl SqliteStore {
             threshold,
         });
         self
+    }
+
+    /// How long a write waits for another process's write transaction before it is
+    /// answered [`StoreError::Busy`] (default [`BUSY_TIMEOUT`]).
+    pub fn with_busy_timeout(self, wait: std::time::Duration) -> Result<Self> {
+        self.conn
+            .lock()
+            .map_err(|_| StoreError::Backend("sqlite writer lock poisoned".into()))?
+            .busy_timeout(wait)
+            .db()?;
+        Ok(self)
     }
 
     /// Turns the lexical branch's pruning of common terms off: every posting of every
@@ -811,7 +831,9 @@ impl SearchIndex for SqliteStore {
         let contract = contract.clone();
         let now = self.clock.now();
         self.with_conn(move |conn| {
-            let tx = conn.transaction().db()?;
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
             embedding_queue::store_vectors(&tx, &contract, &vectors, now)?;
             tx.commit().db()
         })
@@ -825,7 +847,9 @@ impl SearchIndex for SqliteStore {
     ) -> Result<()> {
         let now = self.clock.now();
         self.with_conn(move |conn| {
-            let tx = conn.transaction().db()?;
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db()?;
             embedding_queue::record_failures(&tx, &failures, max_attempts, now)?;
             tx.commit().db()
         })

@@ -171,3 +171,28 @@ optional_lookup_fails!(
     "community_members",
     mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded
 );
+
+/// Another process holding the write lock past the wait makes a write `Busy` (a server
+/// answers 503 with `Retry-After`), not a backend failure; once the lock is released the
+/// same write goes through.
+#[tokio::test]
+async fn a_write_while_another_process_holds_the_lock_is_busy_then_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnem.db");
+    let store = SqliteStore::open(&path, clock())
+        .unwrap()
+        .with_busy_timeout(std::time::Duration::from_millis(50))
+        .unwrap();
+    let actor = store.open_team("local").await.unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let held = store
+        .remember(&actor, NewEvidence::new("written while locked"))
+        .await;
+    assert!(matches!(held, Err(StoreError::Busy)), "{held:?}");
+    other.execute_batch("COMMIT").unwrap();
+    let stored = store
+        .remember(&actor, NewEvidence::new("written while locked"))
+        .await;
+    assert!(stored.is_ok(), "{stored:?}");
+}

@@ -72,6 +72,11 @@ pub enum StoreError {
     /// A memory pack that cannot be read or replayed, naming its line.
     #[error(transparent)]
     Pack(#[from] mnem_core::pack::PackError),
+    /// Another writer held the store past the wait (an embedded store has one writer at
+    /// a time; a long pack import is one transaction): nothing was written, and the same
+    /// call may simply be retried.
+    #[error("the store is busy with another writer; nothing was written, retry shortly")]
+    Busy,
     #[error("storage backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }

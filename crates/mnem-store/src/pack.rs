@@ -77,6 +77,9 @@ pub enum ImportMode {
 pub struct PackImport {
     /// Evidence written with the pack's id.
     pub evidence_added: usize,
+    /// Current items of the pack that screening held at import (stored `quarantined`,
+    /// out of recall until a writer releases them); set by the service.
+    pub evidence_held: usize,
     /// Evidence whose id the team already holds with the same text (a second import).
     pub evidence_present: usize,
     /// Evidence whose text the team already holds under another id: recorded as another

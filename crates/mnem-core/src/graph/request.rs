@@ -85,11 +85,19 @@ fn scope_path_or_segments<'de, D: serde::Deserializer<'de>>(
     Ok(match Option::<Given>::deserialize(deserializer)? {
         None => Vec::new(),
         Some(Given::Segments(segments)) => segments,
-        Some(Given::Path(path)) => path
-            .split(crate::Scope::SEPARATOR)
-            .filter(|s| !s.trim().is_empty())
-            .map(str::to_string)
-            .collect(),
+        // Read as `Scope::parse` reads it (outer slashes ignored), so an empty segment
+        // (`a//b`) is refused here exactly as a recall refuses it.
+        Some(Given::Path(path)) => {
+            let trimmed = path.trim().trim_matches(crate::Scope::SEPARATOR);
+            if trimmed.is_empty() {
+                Vec::new()
+            } else {
+                trimmed
+                    .split(crate::Scope::SEPARATOR)
+                    .map(str::to_string)
+                    .collect()
+            }
+        }
     })
 }
 
@@ -285,6 +293,15 @@ pub struct ValidRemember {
 impl RememberRequest {
     /// Validates the whole request; the first bad item rejects it, naming item and field.
     pub fn validated(self) -> Result<ValidRemember, ValidationError> {
+        // Every text of the request (names, quotes, predicates, keys), at once.
+        if let Ok(value) = serde_json::to_value(&self) {
+            if let Some(field) = crate::error::nul_in_json(&value, "") {
+                return Err(ValidationError::new(
+                    field,
+                    "holds a NUL character (U+0000)",
+                ));
+            }
+        }
         let request_hash = self.canonical_hash();
         if self.evidence.is_empty() || self.evidence.len() > MAX_EVIDENCE_PER_REQUEST {
             return Err(ValidationError::new(
@@ -652,6 +669,14 @@ mod tests {
         let segments: EvidenceInput =
             serde_json::from_str(r#"{"content": "x", "scope": ["acme", "people"]}"#).unwrap();
         assert_eq!(path.scope, ["acme", "people"]);
+        let doubled: EvidenceInput =
+            serde_json::from_str(r#"{"content": "x", "scope": "acme//people"}"#).unwrap();
+        let request = RememberRequest {
+            evidence: vec![doubled],
+            ..RememberRequest::default()
+        };
+        let err = request.validated().unwrap_err();
+        assert_eq!(err.field, "evidence[0].scope");
         assert_eq!(segments.scope, path.scope);
         let none: EvidenceInput = serde_json::from_str(r#"{"content": "x"}"#).unwrap();
         assert!(none.scope.is_empty());

@@ -48,6 +48,23 @@ pub fn read_chat(text: &str, source: &ChatSource) -> ImportRead {
     lines.take()
 }
 
+/// Reads a transcript given as bytes. Text that is all UTF-8 is read as [`read_chat`]
+/// reads it; otherwise it is read as JSON Lines and each line that is not UTF-8 is a
+/// problem at its number, so one bad line never costs the rest of the file.
+pub fn read_chat_bytes(bytes: &[u8], source: &ChatSource) -> ImportRead {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return read_chat(text, source);
+    }
+    let mut lines = ChatLines::new(source.clone());
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        match std::str::from_utf8(line) {
+            Ok(text) => lines.push(i + 1, text.trim_end_matches('\r')),
+            Err(_) => lines.problem(i + 1, "not UTF-8 text"),
+        }
+    }
+    lines.take()
+}
+
 /// A JSON Lines transcript read a line at a time (a streamed import): the items and
 /// problems so far are taken as they come; sessions and their times carry over.
 #[derive(Debug, Clone)]
@@ -290,6 +307,22 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_a_problem_at_its_number_and_the_rest_are_read() {
+        let mut bytes = br#"{"speaker": "Ann", "content": "first"}"#.to_vec();
+        bytes.extend_from_slice(b"\n{\"speaker\": \"Bo\", \"content\": \"bad \xff\"}\n");
+        bytes.extend_from_slice(br#"{"speaker": "Ann", "content": "third"}"#);
+        let read = read_chat_bytes(&bytes, &source());
+        let contents: Vec<&str> = read
+            .items
+            .iter()
+            .map(|i| i.evidence.content.as_str())
+            .collect();
+        assert_eq!(contents, ["Ann: first", "Ann: third"]);
+        assert_eq!(read.problems.len(), 1);
+        assert_eq!(read.problems[0].at, Location::line("chat.jsonl", 2));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::NewEvidence;
 
-pub use chat::{read_chat, ChatLines, ChatSource};
+pub use chat::{read_chat, read_chat_bytes, ChatLines, ChatSource};
 pub use markdown::{chunk_markdown, read_document, Chunked, Document, DEFAULT_CHUNK_BYTES};
 
 /// Where an item or a problem is in the input: a file, and a line of it when the format
