@@ -100,7 +100,10 @@ fn main() -> ExitCode {
             limit_malloc_arenas(cores.max(2));
             cores
         }
-        _ => 1,
+        _ => {
+            quiet_on_closed_pipe();
+            1
+        }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
@@ -132,6 +135,20 @@ fn limit_malloc_arenas(arenas: usize) {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn limit_malloc_arenas(_arenas: usize) {}
+
+/// A one-shot command whose reader went away (`mnem recall … | head -c1`) ends as Unix
+/// tools do — quietly, by SIGPIPE (exit 141) — rather than panicking in `println!`. Rust
+/// ignores SIGPIPE by default; servers keep that (a closed socket is an error to handle).
+#[cfg(unix)]
+fn quiet_on_closed_pipe() {
+    // SAFETY: restores the default disposition of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn quiet_on_closed_pipe() {}
 
 /// Help and version print as clap renders them; every other parse error is reduced to
 /// one line naming the offending flag and value.

@@ -1061,3 +1061,47 @@ fn keys_are_shown_once_listed_without_secrets_and_revoked_by_prefix() {
     let unknown = store.run(&["--team", "acme", "key", "revoke", "nosuchprefix"]);
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+/// A reader that goes away early (`mnem recall … | head -c1`) ends the command quietly:
+/// no panic, no exit 101 — SIGPIPE, as Unix tools end.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    let store = Store::new();
+    let mut chat = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..60 {
+        writeln!(
+            chat,
+            r#"{{"speaker": "Ann", "content": "turn number {i} of the chat"}}"#
+        )
+        .unwrap();
+    }
+    let path = chat.path().to_str().unwrap().to_string();
+    store.ok(&["import", "--format", "chat", &path]);
+    for _ in 0..5 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mnem"))
+            .arg("--db")
+            .arg(&store.path)
+            .args(["recall", "turn", "--limit", "50"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc_sigpipe()),
+            "{:?}: {stderr}",
+            out.status
+        );
+    }
+}
+
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}

@@ -4,6 +4,7 @@
 //! line that could not be read or written by number.
 
 use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -39,12 +40,24 @@ pub(crate) struct ImportParams {
 pub(crate) async fn import<S>(
     State(app): State<App<S>>,
     Extension(caller): Extension<Principal>,
-    Query(params): Query<ImportParams>,
+    params: Result<Query<ImportParams>, QueryRejection>,
     body: Body,
 ) -> Response
 where
     S: GraphStore + SearchIndex + CredentialStore + 'static,
 {
+    // An unknown or malformed parameter answers in the API's error shape, not text.
+    let Query(params) = match params {
+        Ok(params) => params,
+        Err(rejection) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &rejection.body_text(),
+                None,
+            )
+        }
+    };
     if let Err(err) = Operations::<S>::require_writer(&caller) {
         return op_error(err);
     }

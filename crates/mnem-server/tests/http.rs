@@ -998,3 +998,42 @@ async fn the_consoles_reads_see_only_the_callers_team() {
     let own = post(&s.router, "/v1/status", Some(&s.a_read), json!({})).await;
     assert_eq!(own.body["team_pending_documents"], 1);
 }
+
+/// An unknown `/v1/import` parameter is refused in the API's JSON error shape; a turn
+/// holding a NUL is reported at its line and the other turns are stored.
+#[tokio::test]
+async fn an_import_refuses_unknown_parameters_as_json_and_keeps_turns_around_a_nul() {
+    let s = server().await;
+    let reply = import(
+        &s.router,
+        &s.a_write,
+        "?sauce=x",
+        streamed(vec![String::new()]),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text);
+    assert_eq!(reply.body["error"]["code"], "invalid_request");
+    assert!(reply.text.contains("sauce"), "{}", reply.text);
+    let mut text = String::new();
+    for i in 0..20 {
+        let content = if i == 7 {
+            format!("turn {i} \u{0} bad")
+        } else {
+            format!("turn {i} about the harbour")
+        };
+        text.push_str(&format!(
+            "{}\n",
+            json!({"speaker": "Ann", "content": content})
+        ));
+    }
+    let reply = import(
+        &s.router,
+        &s.a_write,
+        "?source=nul.jsonl",
+        streamed(vec![text]),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(reply.body["stored"], 19);
+    assert_eq!(reply.body["failed"][0]["at"]["line"], 8);
+}
