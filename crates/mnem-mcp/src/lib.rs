@@ -7,6 +7,8 @@
 //! authentication of each request — and no tool argument can name or change it. Logs go
 //! to stderr: on stdio, stdout is the protocol.
 
+mod stdio_guard;
+
 use mnem_core::Principal;
 use mnem_store::{GraphStore, SearchIndex};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -249,13 +251,34 @@ impl<S: GraphStore + SearchIndex + 'static> ServerHandler for MemoryTools<S> {
 pub async fn serve_stdio<S: GraphStore + SearchIndex + 'static>(
     tools: MemoryTools<S>,
 ) -> Result<(), String> {
+    use tokio::io::BufReader;
+    // stdin → the guard (which answers what it cannot pass on) → the SDK → stdout, with
+    // the guard's answers and the SDK's output sharing one line writer.
+    let (guard_to_sdk, sdk_input) = tokio::io::duplex(64 * 1024);
+    let (sdk_output, sdk_to_relay) = tokio::io::duplex(64 * 1024);
+    let (lines, outgoing) = tokio::sync::mpsc::channel(64);
+    let writer = tokio::spawn(stdio_guard::write_lines(outgoing, tokio::io::stdout()));
+    let guard = tokio::spawn(stdio_guard::screen_input(
+        BufReader::new(tokio::io::stdin()),
+        guard_to_sdk,
+        lines.clone(),
+    ));
+    let relay = tokio::spawn(stdio_guard::relay_output(
+        BufReader::new(sdk_to_relay),
+        lines,
+    ));
     let running = tools
-        .serve(rmcp::transport::stdio())
+        .serve((sdk_input, sdk_output))
         .await
         .map_err(|e| format!("MCP initialisation failed: {e}"))?;
-    running
+    let ended = running
         .waiting()
         .await
-        .map_err(|e| format!("MCP session ended abnormally: {e}"))?;
+        .map_err(|e| format!("MCP session ended abnormally: {e}"));
+    guard.abort();
+    // The SDK's output ends with the session; the writer then drains what is left.
+    let _ = relay.await;
+    let _ = writer.await;
+    ended?;
     Ok(())
 }
