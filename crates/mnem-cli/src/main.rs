@@ -928,9 +928,18 @@ async fn embed_after_write<S: Backend>(memory: &Memory<S>, actor: &Actor) -> Res
         .await?;
     tracing::debug!(?report, "embedded this team's pending documents");
     if report.left_pending {
-        tracing::info!(
-            "some of this team's documents are still pending vectors (full-text search has \
-             them); `mnem serve` or `mnem mcp` embeds the rest, `mnem status` counts them"
+        // Said on stderr whatever the log level: an import that leaves a backlog must not
+        // look finished to meaning-based recall.
+        let pending = memory
+            .store()
+            .freshness(memory.store().clock().now())
+            .await
+            .map(|f| f.pending_document_count.to_string())
+            .unwrap_or_else(|_| "some".into());
+        eprintln!(
+            "{pending} documents are still pending vectors (full-text search has them; recall \
+             by meaning does not yet): `mnem serve` or `mnem mcp` embeds the rest, `mnem \
+             status` counts them"
         );
     }
     Ok(())
