@@ -269,7 +269,17 @@ async fn ingest<S: GraphStore + SearchIndex>(
     for (h, haystack) in dataset.haystacks.iter().enumerate() {
         let actor = memory.store().open_team(&haystack.team).await?;
         for (i, item) in haystack.items.iter().enumerate() {
-            let stored = memory.remember(&actor, item.evidence(dataset.name)).await?;
+            let stored = match memory.remember(&actor, item.evidence(dataset.name)).await {
+                Ok(stored) => stored,
+                // A turn no write accepts (a NUL in its text, say) is what an import would
+                // report and skip: said, and left out, rather than ending the run.
+                Err(mnem_service::ServiceError::Store(mnem_store::StoreError::Invalid(err))) => {
+                    eprintln!("{}: turn {} refused: {err}", dataset.name, item.id);
+                    progress.inc(1);
+                    continue;
+                }
+                Err(err) => return Err(err.into()),
+            };
             if stored.evidence.state == LifecycleState::Quarantined {
                 held.insert((h, item.id.as_str()));
             }
