@@ -36,11 +36,14 @@ def report(ok, case, detail):
         FAILURES.append(case)
 
 
+def command(db, *args, embedder="none"):
+    """The argument list of `mnem` on `db` (no embedder unless asked)."""
+    return [BINARY, "--db", db, "--embedder", embedder, *args]
+
+
 def mnem(db, *args, embedder="none", check=True):
     out = subprocess.run(
-        [BINARY, "--db", db, "--embedder", embedder, "--json", *args],
-        capture_output=True,
-        text=True,
+        command(db, "--json", *args, embedder=embedder), capture_output=True, text=True
     )
     if check and out.returncode != 0:
         raise RuntimeError(f"mnem {' '.join(args)}: exit {out.returncode}: {out.stderr}")
@@ -66,6 +69,15 @@ def chat_file(folder, turns, name="chat.jsonl"):
     return path
 
 
+def pack_of(folder, turns, name):
+    """A memory pack of a chat of `turns` turns, exported from a store of its own."""
+    source = os.path.join(folder, f"{name}.db")
+    import_report(source, chat_file(folder, turns, f"{name}.jsonl"))
+    pack = os.path.join(folder, f"{name}.pack")
+    mnem(source, "export", "--output", pack)
+    return pack
+
+
 def import_report(db, path, **kw):
     out = mnem(db, "import", "--format", "chat", path, "--start", "2024-01-01T00:00:00Z", **kw)
     return json.loads(out.stdout)["report"]
@@ -82,8 +94,7 @@ def kill_during_chat_import(folder):
     db = os.path.join(folder, "chat.db")
     path = chat_file(folder, 20_000)
     killed_after(
-        [BINARY, "--db", db, "--embedder", "none", "import", "--format", "chat", path,
-         "--start", "2024-01-01T00:00:00Z"],
+        command(db, "import", "--format", "chat", path, "--start", "2024-01-01T00:00:00Z"),
         0.8,
     )
     resumed = import_report(db, path)
@@ -102,12 +113,9 @@ def kill_during_chat_import(folder):
 
 
 def kill_during_pack_import(folder):
-    source = os.path.join(folder, "pack-source.db")
-    import_report(source, chat_file(folder, 20_000, "pack-chat.jsonl"))
-    pack = os.path.join(folder, "memory.pack")
-    mnem(source, "export", "--output", pack)
+    pack = pack_of(folder, 20_000, "pack-source")
     target = os.path.join(folder, "pack-target.db")
-    killed_after([BINARY, "--db", target, "--embedder", "none", "import", pack], 0.5)
+    killed_after(command(target, "import", pack), 0.5)
     first = json.loads(mnem(target, "import", pack).stdout)
     again = json.loads(mnem(target, "import", pack).stdout)
     whole = first["evidence_added"] + first["evidence_present"] == 20_000
@@ -124,7 +132,7 @@ def kill_during_pack_import(folder):
 def kill_during_embedding(folder):
     db = os.path.join(folder, "embed.db")
     import_report(db, chat_file(folder, 400, "embed-chat.jsonl"))
-    killed_after([BINARY, "--db", db, "reindex"], 1.0)
+    killed_after(command(db, "reindex", embedder="builtin"), 1.0)
     # A one-shot command embeds its own team's pending documents for a bounded time;
     # repeat until none are pending (each run resumes where the killed one stopped).
     pending = None
@@ -142,7 +150,7 @@ def concurrent_identical_writes(folder):
     mnem(db, "remember", "warm up the store file")
     processes = [
         subprocess.Popen(
-            [BINARY, "--db", db, "--embedder", "none", "remember", "the gate code is 4512"],
+            command(db, "remember", "the gate code is 4512"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -175,7 +183,7 @@ def long_import_beside_a_server(folder):
     mnem(db, "remember", "warm up the store file")
     key = json.loads(mnem(db, "key", "create", "--scope", "write").stdout)["key"]
     server = subprocess.Popen(
-        [BINARY, "--db", db, "--embedder", "none", "serve", "--listen", "127.0.0.1:0"],
+        command(db, "serve", "--listen", "127.0.0.1:0"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -186,12 +194,9 @@ def long_import_beside_a_server(folder):
             if "listening on" in line:
                 base = line.split("listening on ")[1].split()[0]
                 break
-        pack_source = os.path.join(folder, "big-source.db")
-        import_report(pack_source, chat_file(folder, 60_000, "big.jsonl"))
-        pack = os.path.join(folder, "big.pack")
-        mnem(pack_source, "export", "--output", pack)
+        pack = pack_of(folder, 60_000, "big")
         importer = subprocess.Popen(
-            [BINARY, "--db", db, "--embedder", "none", "import", pack],
+            command(db, "import", pack),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -33,30 +33,23 @@ pub(crate) fn error(
 pub(crate) const BUSY_RETRY_AFTER_SECONDS: u32 = 2;
 
 pub(crate) fn op_error(err: OpError) -> Response {
-    if err.class() == OpErrorClass::Busy {
-        let mut response = error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
-            &err.public_message(),
-            None,
-        );
-        response.headers_mut().insert(
-            axum::http::header::RETRY_AFTER,
-            axum::http::HeaderValue::from(BUSY_RETRY_AFTER_SECONDS),
-        );
-        return response;
-    }
     let (status, code) = match err.class() {
         OpErrorClass::BadRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
         OpErrorClass::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
         OpErrorClass::NotFound => (StatusCode::NOT_FOUND, "not_found"),
         OpErrorClass::Conflict => (StatusCode::CONFLICT, "conflict"),
-        OpErrorClass::Unavailable | OpErrorClass::Busy => {
-            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
-        }
+        OpErrorClass::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        OpErrorClass::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
         OpErrorClass::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
     };
-    error(status, code, &err.public_message(), err.field())
+    let mut response = error(status, code, &err.public_message(), err.field());
+    if err.class() == OpErrorClass::Busy {
+        response.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from(BUSY_RETRY_AFTER_SECONDS),
+        );
+    }
+    response
 }
 
 /// A JSON body whose rejections (bad JSON, unknown field, too large) use the API's error

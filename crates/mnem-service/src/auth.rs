@@ -66,8 +66,8 @@ pub struct Authenticator<S> {
 #[derive(Clone)]
 pub struct SessionKey {
     token: String,
-    prefix: String,
     digest: SecretDigest,
+    /// Carries the key's prefix, as a stored key's principal does.
     principal: Principal,
 }
 
@@ -75,7 +75,6 @@ impl std::fmt::Debug for SessionKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The secret is never printed.
         f.debug_struct("SessionKey")
-            .field("prefix", &self.prefix)
             .field("principal", &self.principal)
             .finish_non_exhaustive()
     }
@@ -84,20 +83,20 @@ impl std::fmt::Debug for SessionKey {
 impl SessionKey {
     /// A fresh random key acting as `actor` with `access`, in the usual token format.
     pub fn issue(actor: mnem_core::Actor, access: Access) -> Result<Self, AuthError> {
-        let token = KeyToken::from_random(&random_bytes(
-            mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN,
-        )?)
-        .map_err(|e| AuthError::Hashing(e.to_string()))?;
+        let token = random_token()?;
         Ok(Self {
             token: token.reveal(),
             digest: digest(&token.secret),
             principal: Principal {
                 actor,
                 access,
-                key_prefix: Some(token.prefix.clone()),
+                key_prefix: Some(token.prefix),
             },
-            prefix: token.prefix,
         })
+    }
+
+    fn prefix(&self) -> Option<&str> {
+        self.principal.key_prefix.as_deref()
     }
 
     /// The token to hand to the one client it is for (shown once).
@@ -108,6 +107,14 @@ impl SessionKey {
 
 fn digest(secret: &str) -> SecretDigest {
     Sha256::digest(secret.as_bytes()).into()
+}
+
+/// A fresh token (prefix and secret) from the system's randomness.
+fn random_token() -> Result<KeyToken, AuthError> {
+    KeyToken::from_random(&random_bytes(
+        mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN,
+    )?)
+    .map_err(|e| AuthError::Hashing(e.to_string()))
 }
 
 fn random_bytes(len: usize) -> Result<Vec<u8>, AuthError> {
@@ -151,10 +158,7 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
                 .into());
             }
         }
-        let token = KeyToken::from_random(&random_bytes(
-            mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN,
-        )?)
-        .map_err(|e| AuthError::Hashing(e.to_string()))?;
+        let token = random_token()?;
         let salt = SaltString::encode_b64(&random_bytes(16)?)
             .map_err(|e| AuthError::Hashing(e.to_string()))?;
         let secret = token.secret.clone();
@@ -200,7 +204,11 @@ impl<S: CredentialStore + EvidenceStore + 'static> Authenticator<S> {
     ) -> Result<Principal, AuthError> {
         let token = KeyToken::parse(presented).map_err(|_| AuthError::Invalid)?;
         let presented_digest = digest(&token.secret);
-        if let Some(session) = self.session.as_ref().filter(|s| s.prefix == token.prefix) {
+        if let Some(session) = self
+            .session
+            .as_ref()
+            .filter(|s| s.prefix() == Some(token.prefix.as_str()))
+        {
             if session.digest == presented_digest {
                 return Ok(session.principal.clone());
             }
