@@ -387,11 +387,16 @@ fn vector_statement(
     stmt
 }
 
+/// The shortest HNSW candidate list a search walks. pgvector's default (40) left a
+/// top-10 search at 0.90–0.92 recall against the exact scan on 3,000 random 64-d
+/// vectors, run to run; 100 gives 0.99–1.00 for about 0.3 ms more a query.
+const MIN_EF_SEARCH: usize = 100;
+
 /// HNSW search settings for this transaction: a candidate list at least as long as the
-/// pool, and iterative scans that keep walking the graph until enough rows pass the
-/// filters (pgvector 0.8).
+/// pool (and never shorter than [`MIN_EF_SEARCH`]), and iterative scans that keep walking
+/// the graph until enough rows pass the filters (pgvector 0.8).
 pub async fn tune_vector_scan(tx: &Transaction<'_>, pool: usize) -> Result<()> {
-    let ef_search = pool.clamp(40, 1000).to_string();
+    let ef_search = pool.clamp(MIN_EF_SEARCH, 1000).to_string();
     tx.execute(
         "SELECT set_config('hnsw.ef_search', $1, true), \
                 set_config('hnsw.iterative_scan', 'relaxed_order', true)",
