@@ -51,9 +51,10 @@ impl OpError {
             OpError::ReadOnly => OpErrorClass::Forbidden,
             OpError::Service(ServiceError::Dependency { .. }) => OpErrorClass::Unavailable,
             OpError::Service(ServiceError::Store(err)) => match err {
-                StoreError::Invalid(_) | StoreError::Pack(_) | StoreError::TeamNotFound { .. } => {
-                    OpErrorClass::BadRequest
-                }
+                StoreError::Invalid(_)
+                | StoreError::Pack(_)
+                | StoreError::PackOverBound { .. }
+                | StoreError::TeamNotFound { .. } => OpErrorClass::BadRequest,
                 StoreError::NotFound { .. }
                 | StoreError::RelationshipNotFound { .. }
                 | StoreError::HypothesisNotFound { .. }

@@ -479,7 +479,7 @@ async fn run_on<S: Backend>(cli: Cli, store: S, input: Input) -> Result<(), Fail
             }
             .checked()
             .map_err(|e| Failure::Input(e.to_string()))?;
-            let pack = memory.export_pack(&actor, selection).await?;
+            let pack = memory.export_pack(&actor, selection, None).await?;
             let text = pack.encode();
             let to_stdout = args.output.as_os_str() == "-";
             if to_stdout {

@@ -191,6 +191,7 @@ macro_rules! conformance_suite {
                 a_slice_keeps_its_evidence_and_only_whole_relationships,
                 a_text_the_team_holds_is_merged_not_repeated,
                 a_pack_is_screened_and_a_released_item_stays_released,
+                a_bounded_export_stops_at_its_bound,
             );
         }
         mod lexical_branch {

@@ -111,7 +111,7 @@ async fn bobs_private_claim<S: Backend>(fx: &Fixture<S>) -> EvidenceId {
 
 async fn export<S: Backend>(fx: &Fixture<S>, selection: PackSelection) -> String {
     fx.memory
-        .export_pack(&fx.actor, selection)
+        .export_pack(&fx.actor, selection, None)
         .await
         .expect("export")
         .encode()
@@ -243,7 +243,7 @@ pub async fn importing_a_pack_twice_changes_nothing<S: Backend>(fx: Fixture<S>) 
         .expect("first import");
     let before = fx
         .memory
-        .export_pack(&fresh, PackSelection::default())
+        .export_pack(&fresh, PackSelection::default(), None)
         .await
         .expect("export before");
     let again = fx
@@ -258,7 +258,7 @@ pub async fn importing_a_pack_twice_changes_nothing<S: Backend>(fx: Fixture<S>) 
     assert_eq!(again.entities_added, 0);
     let after = fx
         .memory
-        .export_pack(&fresh, PackSelection::default())
+        .export_pack(&fresh, PackSelection::default(), None)
         .await
         .expect("export after");
     assert_eq!(after.evidence, before.evidence);
@@ -310,7 +310,7 @@ pub async fn a_failing_import_writes_nothing_and_names_the_line<S: Backend>(fx: 
     write_memory(&fx).await;
     let mut pack = fx
         .memory
-        .export_pack(&fx.actor, PackSelection::default())
+        .export_pack(&fx.actor, PackSelection::default(), None)
         .await
         .expect("export");
     // A kind no write accepts, on the last evidence line: everything before it must go.
@@ -475,7 +475,7 @@ pub async fn a_pack_is_screened_and_a_released_item_stays_released<S: Backend>(f
         .expect("release");
     let mut pack = fx
         .memory
-        .export_pack(&fx.actor, PackSelection::default())
+        .export_pack(&fx.actor, PackSelection::default(), None)
         .await
         .expect("export");
     let edited = pack
@@ -504,4 +504,39 @@ pub async fn a_pack_is_screened_and_a_released_item_stays_released<S: Backend>(f
             .expect("recall");
         assert_eq!(ids(&recalled.hits), vec![released.id]);
     }
+}
+
+/// An export with a byte bound stops reading once it is passed: the refusal names the
+/// bound and what was read, which is far short of the whole pack; a bound the pack fits
+/// exports it unchanged.
+pub async fn a_bounded_export_stops_at_its_bound<S: Backend>(fx: Fixture<S>) {
+    for n in 0..40 {
+        fx.remember(&format!(
+            "Atlas build log {n}: {}",
+            "all green. ".repeat(20)
+        ))
+        .await;
+    }
+    let whole = export(&fx, PackSelection::default()).await;
+    let bound = whole.len() / 10;
+    let refused = fx
+        .memory
+        .export_pack(&fx.actor, PackSelection::default(), Some(bound))
+        .await;
+    let Err(ServiceError::Store(StoreError::PackOverBound { max_bytes, reached })) = refused else {
+        panic!("an export over its bound must be refused: {refused:?}");
+    };
+    assert_eq!(max_bytes, bound);
+    assert!(reached > bound);
+    assert!(
+        reached < whole.len() / 5,
+        "read {reached} of {}",
+        whole.len()
+    );
+    let fits = fx
+        .memory
+        .export_pack(&fx.actor, PackSelection::default(), Some(whole.len()))
+        .await
+        .expect("a pack within its bound exports");
+    assert_eq!(fits.counts().evidence, 40);
 }

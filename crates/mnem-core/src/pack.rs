@@ -218,6 +218,41 @@ enum PackLine {
     Manifest(PackManifest),
 }
 
+/// A line to write, borrowing its record: the one encoding [`Pack::encode`] and the
+/// line sizes an export counts as it reads ([`PackEvidence::line_bytes`]) share.
+#[derive(Serialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+enum LineOut<'a> {
+    Header(&'a PackHeader),
+    Profile(&'a PackProfile),
+    Evidence(&'a PackEvidence),
+    Predicate(&'a PackPredicate),
+    Entity(&'a Entity),
+    Relationship(&'a PackRelationship),
+    Manifest(&'a PackManifest),
+}
+
+impl LineOut<'_> {
+    fn json(&self) -> String {
+        // Serialising these plain records cannot fail: no maps with non-string keys.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl PackEvidence {
+    /// The bytes this item's line takes in an encoded pack, newline included.
+    pub fn line_bytes(&self) -> usize {
+        LineOut::Evidence(self).json().len() + 1
+    }
+}
+
+impl PackRelationship {
+    /// The bytes this relationship's line takes in an encoded pack, newline included.
+    pub fn line_bytes(&self) -> usize {
+        LineOut::Relationship(self).json().len() + 1
+    }
+}
+
 impl PackLine {
     /// Where the line may stand: sections never go backwards.
     fn section(&self) -> u8 {
@@ -310,34 +345,27 @@ impl Pack {
     /// declaration order, and the manifest over all of it.
     pub fn encode(&self) -> String {
         let mut text = String::new();
-        let mut push = |line: PackLine| {
-            // Serialising these plain records cannot fail: no maps with non-string keys.
-            let json = serde_json::to_string(&line).unwrap_or_default();
-            text.push_str(&json);
+        let mut push = |line: LineOut<'_>| {
+            text.push_str(&line.json());
             text.push('\n');
         };
-        push(PackLine::Header(self.header.clone()));
-        self.profiles
-            .iter()
-            .for_each(|p| push(PackLine::Profile(p.clone())));
+        push(LineOut::Header(&self.header));
+        self.profiles.iter().for_each(|p| push(LineOut::Profile(p)));
         self.evidence
             .iter()
-            .for_each(|e| push(PackLine::Evidence(e.clone())));
+            .for_each(|e| push(LineOut::Evidence(e)));
         self.predicates
             .iter()
-            .for_each(|p| push(PackLine::Predicate(p.clone())));
-        self.entities
-            .iter()
-            .for_each(|e| push(PackLine::Entity(e.clone())));
+            .for_each(|p| push(LineOut::Predicate(p)));
+        self.entities.iter().for_each(|e| push(LineOut::Entity(e)));
         self.relationships
             .iter()
-            .for_each(|r| push(PackLine::Relationship(r.clone())));
+            .for_each(|r| push(LineOut::Relationship(r)));
         let manifest = PackManifest {
             counts: self.counts(),
             sha256: sha256_hex(text.as_bytes()),
         };
-        let json = serde_json::to_string(&PackLine::Manifest(manifest)).unwrap_or_default();
-        text.push_str(&json);
+        text.push_str(&LineOut::Manifest(&manifest).json());
         text.push('\n');
         text
     }
@@ -785,6 +813,21 @@ mod tests {
         let read = Pack::decode(&text).unwrap();
         assert_eq!(read, pack);
         assert_eq!(read.encode(), text);
+    }
+
+    #[test]
+    fn a_records_line_bytes_are_its_line_in_the_encoded_pack() {
+        let pack = sample();
+        let text = pack.encode();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for (index, item) in pack.evidence.iter().enumerate() {
+            let line = lines[pack.evidence_line(index) - 1];
+            assert_eq!(item.line_bytes(), line.len());
+        }
+        for (index, relationship) in pack.relationships.iter().enumerate() {
+            let line = lines[pack.relationship_line(index) - 1];
+            assert_eq!(relationship.line_bytes(), line.len());
+        }
     }
 
     #[test]

@@ -499,7 +499,12 @@ impl GraphStore for PgStore {
         Ok(outcome)
     }
 
-    async fn export_pack(&self, actor: &Actor, selection: PackSelection) -> Result<Pack> {
+    async fn export_pack(
+        &self,
+        actor: &Actor,
+        selection: PackSelection,
+        max_bytes: Option<usize>,
+    ) -> Result<Pack> {
         let exported_at = self.clock.now();
         let mut client = self.client().await?;
         // Repeatable read: every read of the export sees one snapshot.
@@ -511,7 +516,14 @@ impl GraphStore for PgStore {
             .await
             .db()?;
         set_team(&tx, actor.team).await?;
-        mnem_store::pack::export(&PgRows { tx: &tx }, actor, selection, exported_at).await
+        mnem_store::pack::export(
+            &PgRows { tx: &tx },
+            actor,
+            selection,
+            exported_at,
+            max_bytes,
+        )
+        .await
     }
 
     async fn import_pack(&self, actor: &Actor, pack: Pack, mode: ImportMode) -> Result<PackImport> {

@@ -11,8 +11,19 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     /// The actor's memory — team evidence and its own private evidence in every state but
     /// erased, with the relationships, entities and predicates they carry — sliced by
     /// `selection`, as a pack. Never vectors, never another profile's private text.
-    pub async fn export_pack(&self, actor: &Actor, selection: PackSelection) -> Result<Pack> {
-        Ok(self.store().export_pack(actor, selection).await?)
+    ///
+    /// With `max_bytes` the export stops, as [`StoreError::PackOverBound`], as soon as
+    /// what it has read passes the bound.
+    pub async fn export_pack(
+        &self,
+        actor: &Actor,
+        selection: PackSelection,
+        max_bytes: Option<usize>,
+    ) -> Result<Pack> {
+        Ok(self
+            .store()
+            .export_pack(actor, selection, max_bytes)
+            .await?)
     }
 
     /// Reads a pack's text (every line checked, [`Pack::decode`]), screens its current

@@ -567,7 +567,12 @@ impl GraphStore for SqliteStore {
         .await
     }
 
-    async fn export_pack(&self, actor: &Actor, selection: PackSelection) -> Result<Pack> {
+    async fn export_pack(
+        &self,
+        actor: &Actor,
+        selection: PackSelection,
+        max_bytes: Option<usize>,
+    ) -> Result<Pack> {
         let actor = *actor;
         let exported_at = self.clock.now();
         self.with_reader(move |conn| {
@@ -579,6 +584,7 @@ impl GraphStore for SqliteStore {
                 &actor,
                 selection,
                 exported_at,
+                max_bytes,
             ))
         })
         .await

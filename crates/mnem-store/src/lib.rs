@@ -77,6 +77,10 @@ pub enum StoreError {
     /// call may simply be retried.
     #[error("the store is busy with another writer; nothing was written, retry shortly")]
     Busy,
+    /// An export with a byte bound passed it while reading: stopped there, not built
+    /// whole. `reached` is what the lines read so far already take.
+    #[error("the pack is over {max_bytes} bytes (at least {reached})")]
+    PackOverBound { max_bytes: usize, reached: usize },
     #[error("storage backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -380,11 +384,13 @@ pub trait GraphStore: EvidenceStore {
         view: GraphView,
     ) -> impl Future<Output = Result<HashMap<EvidenceId, Support>>> + Send;
 
-    /// The actor's memory as a memory pack ([`pack::export`]), read from one snapshot.
+    /// The actor's memory as a memory pack ([`pack::export`]), read from one snapshot;
+    /// with `max_bytes`, refused ([`StoreError::PackOverBound`]) as soon as it passes it.
     fn export_pack(
         &self,
         actor: &Actor,
         selection: PackSelection,
+        max_bytes: Option<usize>,
     ) -> impl Future<Output = Result<Pack>> + Send;
 
     /// Replays a decoded pack into the actor's team in one transaction

@@ -96,12 +96,16 @@ pub struct PackImport {
 
 /// The actor's memory (what it can see), sliced by `selection`, as a pack. Relationships
 /// are kept only whole: with every cited item in the slice and the record they correct.
+/// With `max_bytes`, the export stops with [`StoreError::PackOverBound`] as soon as the
+/// lines it has read pass the bound, before reading (or holding) the rest.
 pub async fn export<R: GraphRows + TraceRows + PackRows>(
     rows: &R,
     actor: &Actor,
     selection: PackSelection,
     exported_at: Timestamp,
+    max_bytes: Option<usize>,
 ) -> Result<Pack> {
+    let mut size = PackSize::new(max_bytes);
     let mut evidence = Vec::new();
     for id in rows.evidence_ids(actor).await? {
         let record = rows.visible_evidence(actor, id).await?;
@@ -110,7 +114,7 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
         }
         let history = rows.evidence_events(actor, id).await?;
         let writes = rows.writes(actor, id).await?;
-        evidence.push(PackEvidence {
+        let item = PackEvidence {
             evidence_id: record.id,
             owner: record.owner,
             content: record.content,
@@ -131,7 +135,9 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
             state: record.state,
             history,
             writes,
-        });
+        };
+        size.add(item.line_bytes())?;
+        evidence.push(item);
     }
     let in_pack: HashSet<EvidenceId> = evidence.iter().map(|e| e.evidence_id).collect();
 
@@ -154,7 +160,7 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
         let mut transitions = rows.transitions(actor, id, None, WHOLE_LOG).await?;
         transitions.reverse();
         kept.insert(id);
-        relationships.push(PackRelationship {
+        let relationship = PackRelationship {
             relationship_id: id,
             owner: record.owner_profile_id,
             subject: record.subject.entity_id,
@@ -186,7 +192,9 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
                 .collect(),
             verification_events,
             transitions,
-        });
+        };
+        size.add(relationship.line_bytes())?;
+        relationships.push(relationship);
     }
 
     let mut entity_ids = BTreeSet::new();
@@ -246,6 +254,35 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
         entities,
         relationships,
     })
+}
+
+/// The encoded bytes of the evidence and relationship lines read so far, against the
+/// caller's bound. The few header, profile, entity and predicate lines are not counted:
+/// the sum is a lower bound, so a pack that would fit is never refused here, and the
+/// caller still checks the encoded text it gets.
+struct PackSize {
+    bytes: usize,
+    max_bytes: Option<usize>,
+}
+
+impl PackSize {
+    fn new(max_bytes: Option<usize>) -> Self {
+        Self {
+            bytes: 0,
+            max_bytes,
+        }
+    }
+
+    fn add(&mut self, line_bytes: usize) -> Result<()> {
+        self.bytes += line_bytes;
+        match self.max_bytes {
+            Some(max_bytes) if self.bytes > max_bytes => Err(StoreError::PackOverBound {
+                max_bytes,
+                reached: self.bytes,
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Every profile the records name, in id order.

@@ -5,7 +5,7 @@
 use mnem_core::feedback::FeedbackInput;
 use mnem_core::{Principal, ValidationError};
 use mnem_service::{HypothesisDecision, ServiceError};
-use mnem_store::{GraphStore, SearchIndex};
+use mnem_store::{GraphStore, SearchIndex, StoreError};
 use serde_json::{json, Value};
 
 use super::{encoded, OpError, Operations, Retraction};
@@ -91,17 +91,21 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         input: ExportInput,
     ) -> Result<Value, OpError> {
         let (selection, max_bytes) = input.into_parts()?;
-        let pack = self.memory.export_pack(&caller.actor, selection).await?;
+        // The bound goes to the store, which stops reading once it is passed, so an
+        // oversize request costs what fits, not the whole team's memory.
+        let pack = self
+            .memory
+            .export_pack(&caller.actor, selection, Some(max_bytes))
+            .await
+            .map_err(|err| match err {
+                ServiceError::Store(StoreError::PackOverBound { reached, .. }) => {
+                    over_bound(format!("over {max_bytes} (at least {reached})"), max_bytes)
+                }
+                err => err.into(),
+            })?;
         let text = pack.encode();
         if text.len() > max_bytes {
-            return Err(OpError::Invalid(ValidationError::new(
-                "max_bytes",
-                format!(
-                    "the pack is {} bytes, over {max_bytes}: narrow it with scope, since and \
-                     until, raise max_bytes (at most {MAX_PACK_BYTES}), or run `mnem export`",
-                    text.len()
-                ),
-            )));
+            return Err(over_bound(text.len().to_string(), max_bytes));
         }
         Ok(json!({
             "counts": pack.counts(),
@@ -206,4 +210,15 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             .await?;
         Ok(json!({ "erased": input.evidence_ids }))
     }
+}
+
+/// An export refused at the caller's byte cap, with what to do instead.
+fn over_bound(size: String, max_bytes: usize) -> OpError {
+    OpError::Invalid(ValidationError::new(
+        "max_bytes",
+        format!(
+            "the pack is {size} bytes, over {max_bytes}: narrow it with scope, since and \
+             until, raise max_bytes (at most {MAX_PACK_BYTES}), or run `mnem export`"
+        ),
+    ))
 }
