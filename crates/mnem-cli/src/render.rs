@@ -397,6 +397,7 @@ pub fn shown(shown: &Shown, as_json: bool) {
     }
     let Shown {
         evidence,
+        neutralised,
         history,
         writes,
         usage,
@@ -421,6 +422,9 @@ pub fn shown(shown: &Shown, as_json: bool) {
         println!("  ref          {r}");
     }
     println!("  owner        {}", who(&evidence.owner));
+    if let Some(note) = neutralised {
+        println!("  neutralised  {note}");
+    }
     for event in history {
         let reason = event.reason.as_deref().unwrap_or("");
         println!(

@@ -1097,6 +1097,44 @@ pub async fn screened_evidence_is_held_reported_and_never_recalled<S: Backend>(f
         .is_some_and(|r| r.starts_with("screening:")));
 }
 
+/// A conversation turn that writes chat-template tokens is kept current and recalled,
+/// stored verbatim, and every read returns its tokens escaped, `show` saying why.
+pub async fn template_tokens_are_escaped_for_readers_not_held<S: Backend>(fx: Fixture<S>) {
+    let text = "Llama 3 opens a turn with <|start_header_id|>user<|end_header_id|> and \
+                ends it with <|eot_id|>.";
+    let mut turn = mnem_core::NewEvidence::new(text);
+    turn.source_type = mnem_core::SourceType::Conversation;
+    let written = fx
+        .memory
+        .remember(&fx.actor, turn)
+        .await
+        .expect("remember")
+        .evidence;
+    assert_eq!(written.state, LifecycleState::Current);
+    let stored = fx.store.get(&fx.actor, written.id).await.expect("stored");
+    assert_eq!(stored.content, text);
+    let hits = recall(&fx, &fx.actor, RecallQuery::text("Llama turn header"))
+        .await
+        .hits;
+    assert_eq!(ids(&hits), vec![written.id]);
+    let context = &hits[0].context;
+    assert!(
+        context.contains("<\\|start_header_id|>user<\\|end_header_id|>"),
+        "{context}"
+    );
+    assert!(!context.contains("<|"), "{context}");
+    let shown = fx.memory.show(&fx.actor, written.id).await.expect("show");
+    assert!(!shown.evidence.content.contains("<|"));
+    let why = shown.neutralised.unwrap_or_default();
+    assert!(
+        why.contains("<|eot_id|>") && why.contains("verbatim"),
+        "{why}"
+    );
+    let plain = fx.remember("the deploy window is Tuesday").await;
+    let plain_shown = fx.memory.show(&fx.actor, plain.id).await.expect("show");
+    assert_eq!(plain_shown.neutralised, None);
+}
+
 pub async fn held_evidence_is_listed_and_a_writer_can_release_it<S: Backend>(fx: Fixture<S>) {
     let outcome = write(
         &fx,

@@ -135,6 +135,7 @@ macro_rules! conformance_suite {
                 known_ids_are_not_returned_again,
                 relationships_from_private_evidence_stay_private,
                 screened_evidence_is_held_reported_and_never_recalled,
+                template_tokens_are_escaped_for_readers_not_held,
                 held_evidence_is_listed_and_a_writer_can_release_it,
                 releasing_evidence_restores_the_support_it_gave,
                 only_the_author_or_an_admin_retracts_or_quarantines_evidence,

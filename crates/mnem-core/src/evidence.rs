@@ -374,6 +374,13 @@ impl Evidence {
     pub fn is_expired_at(&self, now: Timestamp) -> bool {
         self.expires_at.is_some_and(|at| now >= at)
     }
+
+    /// The content as every read returns it: verbatim but for chat-template tokens,
+    /// escaped so a prompt the reader builds from it cannot gain a turn
+    /// ([`crate::screen::for_readers`]).
+    pub fn content_for_readers(&self) -> String {
+        crate::screen::for_readers(&self.content).into_owned()
+    }
 }
 
 /// One entry of the append-only lifecycle log: who moved the evidence to which state,

@@ -237,7 +237,7 @@ fn finish(draft: Draft, ranked: &[RecallHit]) -> RecallHit {
             continue;
         }
         let item = WindowItem {
-            context: evidence.content.clone(),
+            context: evidence.content_for_readers(),
             evidence,
             hit,
             distance: distance(i),

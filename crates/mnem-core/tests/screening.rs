@@ -2,10 +2,13 @@
 //! (quoted attacks, invisible characters in pasted text, ordinary URLs, keys and hashes)
 //! must all pass; real injection attempts must be held, except the paraphrases marked
 //! "(expected miss)", which no phrase rule can catch and are kept to show the limit.
-//! Both are screened as documents, the source that gets every rule.
+//! Both are screened as documents, the source that gets every rule. Conversation turns
+//! that look like attacks and are not (flags that lost their base emoji, URL-encoded
+//! chart images, assistants writing chat-template tokens) must pass as turns, their
+//! tokens escaped for readers.
 //! `cargo test -p mnem-core --test screening -- --nocapture` prints the rates.
 
-use mnem_core::screen::screen;
+use mnem_core::screen::{for_readers, screen, template_tokens};
 use mnem_core::SourceType;
 use serde::Deserialize;
 
@@ -68,4 +71,39 @@ fn injection_attempts_are_held() {
         .map(|s| s.why.as_str())
         .collect();
     assert!(unexpected.is_empty(), "attacks that passed: {unexpected:?}");
+}
+
+#[test]
+fn no_conversation_look_alike_is_held_and_its_tokens_are_escaped() {
+    let samples = corpus("conversation.jsonl");
+    assert!(samples.len() >= 10, "the conversation corpus shrank");
+    let held: Vec<String> = samples
+        .iter()
+        .filter_map(|s| {
+            let findings = screen(&s.text, SourceType::Conversation);
+            (!findings.is_empty()).then(|| format!("{}: {findings:?}", s.why))
+        })
+        .collect();
+    println!(
+        "conversation look-alikes held: {}",
+        rate(held.len(), samples.len())
+    );
+    assert!(held.is_empty(), "false holds:\n{}", held.join("\n"));
+    let with_tokens: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| !template_tokens(&s.text).is_empty())
+        .collect();
+    assert!(
+        with_tokens.len() >= 4,
+        "the corpus lost its template tokens"
+    );
+    for sample in with_tokens {
+        let shown = for_readers(&sample.text);
+        assert_eq!(
+            template_tokens(&shown),
+            Vec::<String>::new(),
+            "{}",
+            sample.why
+        );
+    }
 }

@@ -13,15 +13,33 @@ use serde::Serialize;
 
 use crate::{Memory, Result};
 
-/// One evidence item with its lifecycle history, its writes and its recall usage.
+/// One evidence item with its lifecycle history, its writes and its recall usage. Its
+/// content is as every read returns it ([`Evidence::content_for_readers`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct Shown {
     pub evidence: Evidence,
+    /// Why the content shown differs from the stored text, when it does: the chat-template
+    /// tokens escaped for readers (the store and an export keep them verbatim).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub neutralised: Option<String>,
     pub history: Vec<LifecycleEvent>,
     pub writes: Vec<Provenance>,
     pub usage: Usage,
     /// The name of each profile these records name, by id.
     pub profiles: BTreeMap<ProfileId, String>,
+}
+
+/// Puts `evidence`'s content as readers get it, and says why when that changed it.
+pub(crate) fn neutralised_for_readers(evidence: &mut Evidence) -> Option<String> {
+    let tokens = mnem_core::screen::template_tokens(&evidence.content);
+    if tokens.is_empty() {
+        return None;
+    }
+    evidence.content = evidence.content_for_readers();
+    Some(format!(
+        "chat-template tokens escaped for readers: {}; stored verbatim",
+        tokens.join(", ")
+    ))
 }
 
 /// A relationship's trace with the names of the profiles it names.
@@ -37,7 +55,8 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     /// One evidence item the actor can see, with everything `show` presents.
     pub async fn show(&self, actor: &Actor, id: EvidenceId) -> Result<Shown> {
         let store = self.store();
-        let evidence = store.get(actor, id).await?;
+        let mut evidence = store.get(actor, id).await?;
+        let neutralised = neutralised_for_readers(&mut evidence);
         let history = store.history(actor, id).await?;
         let writes = store.writes(actor, id).await?;
         let usage = store.usage(actor, id).await?;
@@ -47,6 +66,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         let profiles = self.profile_names(actor, named).await?;
         Ok(Shown {
             evidence,
+            neutralised,
             history,
             writes,
             usage,

@@ -135,7 +135,10 @@ pub fn traced_supports(
     let supports = spans
         .into_iter()
         .map(|span| {
-            let mut quote = span.quote.filter(|_| span.visible);
+            let mut quote = span
+                .quote
+                .filter(|_| span.visible)
+                .map(|q| crate::screen::for_readers(&q).into_owned());
             if let Some(q) = &quote {
                 if quoted_bytes + q.len() > TRACE_MAX_QUOTE_BYTES {
                     quote = None;

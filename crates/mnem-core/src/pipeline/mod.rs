@@ -133,10 +133,10 @@ pub fn rank_all(
     hits
 }
 
-/// A result with its whole content as context and no window yet.
+/// A result with its whole content (as readers get it) as context and no window yet.
 pub(crate) fn hit(evidence: Evidence, score: Score, components: ScoreComponents) -> RecallHit {
     RecallHit {
-        context: evidence.content.clone(),
+        context: evidence.content_for_readers(),
         evidence,
         score,
         components,

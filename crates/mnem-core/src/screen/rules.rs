@@ -119,22 +119,6 @@ const MODEL_WORDS: &[&str] = &[
 ];
 const MODEL_BIGRAMS: &[&str] = &["language model", "system prompt"];
 
-/// Chat-template tokens: text that tries to open a new turn or role for a model.
-const ROLE_MARKERS: &[&str] = &[
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|system|>",
-    "<|assistant|>",
-    "<|user|>",
-    "<|endoftext|>",
-    "<|begin_of_text|>",
-    "<|start_header_id|>",
-    "[inst]",
-    "[/inst]",
-    "<<sys>>",
-    "<</sys>>",
-];
-
 /// A word right before a phrase that makes it a mention ("like", "says", "e.g.").
 const NEAR_CUES: &[&str] = &[
     "like", "as", "eg", "says", "said", "saying", "wrote", "reads", "quoting", "quoted",
@@ -297,23 +281,13 @@ fn finding(rule: &'static str, detail: String) -> ScreeningFinding {
     ScreeningFinding { rule, detail }
 }
 
-/// Which rules run on a text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Reach {
-    /// Every rule: content that reached the agent from elsewhere.
-    All,
-    /// Only the machine-level markers (chat-template tokens); phrase rules are skipped.
-    Markers,
-}
-
-/// The rules about what the text says to a model, on visible text.
-pub(super) fn said_to_model(visible: &str, reach: Reach) -> Vec<ScreeningFinding> {
+/// The rules about what the text says to a model, on visible text: the phrase rules and
+/// forged chat turns. Content that reaches the agent from elsewhere gets them; a
+/// conversation turn does not (see the module's documentation).
+pub(super) fn said_to_model(visible: &str) -> Vec<ScreeningFinding> {
     let said = Said::new(visible);
-    let mut findings = Vec::new();
-    if reach == Reach::All {
-        findings.extend(phrase_rules(&said));
-    }
-    findings.extend(role_marker(&said));
+    let mut findings = phrase_rules(&said);
+    findings.extend(super::template::forged_turn(said.text, &said.quoted));
     findings
 }
 
@@ -342,24 +316,9 @@ fn phrase_rules(said: &Said<'_>) -> Vec<ScreeningFinding> {
     findings
 }
 
-fn role_marker(said: &Said<'_>) -> Option<ScreeningFinding> {
-    // ASCII lowercasing keeps byte offsets, so quoted spans still line up.
-    let lower = said.text.to_ascii_lowercase();
-    ROLE_MARKERS.iter().find_map(|marker| {
-        let unquoted = lower.match_indices(marker).any(|(at, _)| !said.quoted[at]);
-        unquoted.then(|| {
-            finding(
-                "role_marker",
-                format!("contains the chat-template token {marker}"),
-            )
-        })
-    })
-}
+/// The longest name inside a placeholder's brackets (`{conversation_history}`).
+const MAX_SLOT_NAME: usize = 48;
 
-/// Placeholders an injected image URL asks the model to fill in with data.
-const PLACEHOLDER_MARKS: &[&str] = &[
-    "{", "}", "[", "]", "<", ">", "$", "%s", "%7b", "%5b", "%3c", "%24",
-];
 /// Capitalised placeholder words (`?q=USER_PASSWORD`).
 const PLACEHOLDER_WORDS: &[&str] = &[
     "SECRET",
@@ -380,10 +339,44 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "USER",
 ];
 
+/// A bracketed template slot: `{name}`, `[NAME]` or `<name>` around a short name with a
+/// letter in it. Structured data is not a slot: URL-encoded chart JSON
+/// (`{type:'bar',data:[1,2]}`, as QuickChart images carry) has quotes, colons and commas
+/// inside its brackets, and `a[0]=1` has no letter.
+fn has_slot(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(at, &open)| {
+        let close = match open {
+            b'{' => b'}',
+            b'[' => b']',
+            b'<' => b'>',
+            _ => return false,
+        };
+        let inner = bytes[at + 1..]
+            .iter()
+            .take(MAX_SLOT_NAME + 1)
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b' '))
+            .count();
+        let name = &bytes[at + 1..at + 1 + inner];
+        (1..=MAX_SLOT_NAME).contains(&inner)
+            && bytes.get(at + 1 + inner) == Some(&close)
+            && name.iter().any(u8::is_ascii_alphabetic)
+    })
+}
+
+/// Whether an image URL's query asks to be filled in with data: a bracketed slot (also
+/// percent-encoded, `%7Bsecret%7D`), a `$VAR`/`${var}`, a `%s`, or a capitalised
+/// placeholder word as a whole value.
 fn carries_placeholder(query: &str) -> bool {
-    let lower = query.to_lowercase();
-    PLACEHOLDER_MARKS.iter().any(|m| lower.contains(m))
-        || query.split(['&', '=']).any(|value| {
+    let decoded = percent_encoding::percent_decode_str(query).decode_utf8_lossy();
+    let dollar_var = decoded
+        .split('$')
+        .skip(1)
+        .any(|after| after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '{'));
+    has_slot(&decoded)
+        || dollar_var
+        || query.contains("%s")
+        || decoded.split(['&', '=']).any(|value| {
             value.len() >= 4
                 && value.chars().all(|c| c.is_ascii_uppercase() || c == '_')
                 && PLACEHOLDER_WORDS.iter().any(|w| value.contains(w))

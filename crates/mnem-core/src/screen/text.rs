@@ -51,9 +51,10 @@ const CANCEL_TAG: char = '\u{E007F}';
 const BLACK_FLAG: char = '\u{1F3F4}';
 
 /// Text written in Unicode tag characters (U+E0020..U+E007E mirror printable ASCII):
-/// invisible on screen, read by a model ("ASCII smuggling"). Emoji flag sequences
-/// (U+1F3F4, lowercase tag letters or digits, U+E007F: 🏴 for Scotland) are the tags'
-/// one ordinary use and are skipped.
+/// invisible on screen, read by a model ("ASCII smuggling"). Emoji flag sequences — up
+/// to seven lowercase tag letters or digits after U+1F3F4 or ended by the cancel tag
+/// U+E007F (🏴 for Scotland; copy-paste and truncation often lose the base emoji and keep
+/// the tags) — are the tags' one ordinary use and are skipped.
 pub(super) fn smuggled(text: &str) -> String {
     let mut hidden = String::new();
     let mut run = String::new();
@@ -80,7 +81,9 @@ pub(super) fn smuggled(text: &str) -> String {
                 after_flag = previous == BLACK_FLAG;
             }
             run.push(char::from_u32(code - TAG_BASE).unwrap_or(' '));
-        } else if c == CANCEL_TAG || !(TAG_BASE..=TAG_BASE + 0x7F).contains(&code) {
+        } else if c == CANCEL_TAG {
+            flush(&mut run, true, &mut hidden);
+        } else if !(TAG_BASE..=TAG_BASE + 0x7F).contains(&code) {
             flush(&mut run, after_flag, &mut hidden);
         }
         previous = c;
