@@ -245,6 +245,11 @@ pub struct ServeArgs {
     /// headers are refused (DNS-rebinding protection).
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
+    /// A reverse proxy's address range (repeatable, `10.0.0.0/8`, `::1/128`): requests
+    /// from it are charged, for the per-address budget, to the client its
+    /// X-Forwarded-For names; from any other peer that header is ignored.
+    #[arg(long = "trusted-proxy", value_name = "CIDR")]
+    pub trusted_proxies: Vec<mnem_server::IpNet>,
     #[command(flatten)]
     pub verifier: VerifierArgs,
     #[command(flatten)]

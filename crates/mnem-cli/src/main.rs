@@ -998,6 +998,7 @@ async fn serve<S: Backend>(
         },
         allowed_hosts: args.allowed_hosts.clone(),
         metrics_token: args.metrics_token.clone(),
+        trusted_proxies: args.trusted_proxies.clone(),
     };
     let router = mnem_server::router(
         mnem_api::Operations::new(memory).notifying(wake),

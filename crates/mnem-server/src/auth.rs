@@ -128,7 +128,7 @@ where
     let address = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(peer)| peer.ip());
+        .map(|ConnectInfo(peer)| app.proxies.client(peer.ip(), request.headers()));
     let gate = |prefix: &str| app.attempts.check(prefix, address);
     let principal = match app.auth.authenticate_gated(token, gate).await {
         Ok(principal) => principal,

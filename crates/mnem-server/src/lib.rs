@@ -10,6 +10,7 @@
 
 mod api;
 mod auth;
+pub mod client_address;
 mod import;
 mod metrics;
 mod openapi;
@@ -36,6 +37,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 pub use auth::{AttemptLimit, KeyRateLimit};
+pub use client_address::{IpNet, TrustedProxies};
 pub use metrics::Metrics;
 
 /// Request limits; the per-request ones (query length, list sizes, evidence count) are
@@ -75,6 +77,9 @@ pub struct ServerConfig {
     /// request without it), `/metrics` answers loopback peers only: its gauges are
     /// store-wide counts across every team.
     pub metrics_token: Option<String>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client the per-address budgets
+    /// are charged to ([`client_address`]); empty: the peer address is the client.
+    pub trusted_proxies: Vec<IpNet>,
 }
 
 /// What every handler shares.
@@ -83,6 +88,7 @@ pub(crate) struct App<S> {
     auth: Arc<Authenticator<S>>,
     limiter: Arc<KeyRateLimit>,
     attempts: Arc<AttemptLimit>,
+    proxies: Arc<TrustedProxies>,
     metrics: Arc<Metrics>,
     metrics_token: Option<Arc<str>>,
     max_body_bytes: usize,
@@ -95,6 +101,7 @@ impl<S> Clone for App<S> {
             auth: Arc::clone(&self.auth),
             limiter: Arc::clone(&self.limiter),
             attempts: Arc::clone(&self.attempts),
+            proxies: Arc::clone(&self.proxies),
             metrics: Arc::clone(&self.metrics),
             metrics_token: self.metrics_token.clone(),
             max_body_bytes: self.max_body_bytes,
@@ -118,6 +125,7 @@ where
         auth,
         limiter: Arc::new(KeyRateLimit::new(limits.requests_per_second, limits.burst)),
         attempts: Arc::new(AttemptLimit::per_minute(limits.unverified_per_minute)),
+        proxies: Arc::new(TrustedProxies::new(config.trusted_proxies.clone())),
         metrics,
         metrics_token: config.metrics_token.as_deref().map(Arc::from),
         max_body_bytes: limits.max_body_bytes,
@@ -180,8 +188,10 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Whether a scrape may see the store-wide gauges: the configured token, or a loopback
-/// peer (an in-process call has no peer and is local too).
-fn may_scrape(request: &Request, token: Option<&str>) -> bool {
+/// client (an in-process call has no peer and is local too). Behind a trusted proxy on
+/// loopback the client is the one it forwards for, so the proxy does not open the
+/// gauges to everyone it serves.
+fn may_scrape(request: &Request, token: Option<&str>, proxies: &TrustedProxies) -> bool {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -193,14 +203,14 @@ fn may_scrape(request: &Request, token: Option<&str>) -> bool {
     request
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .is_none_or(|peer| peer.0.ip().is_loopback())
+        .is_none_or(|peer| proxies.client(peer.0.ip(), request.headers()).is_loopback())
 }
 
 async fn scrape<S>(State(app): State<App<S>>, request: Request) -> Response
 where
     S: GraphStore + SearchIndex + CredentialStore + 'static,
 {
-    if !may_scrape(&request, app.metrics_token.as_deref()) {
+    if !may_scrape(&request, app.metrics_token.as_deref(), &app.proxies) {
         app.metrics.refused("metrics");
         return api::error(
             StatusCode::FORBIDDEN,

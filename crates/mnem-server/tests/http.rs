@@ -29,6 +29,11 @@ struct Server {
 }
 
 async fn server_with(limits: ServerLimits) -> Server {
+    server_behind(limits, Vec::new()).await
+}
+
+/// A server that believes `X-Forwarded-For` from peers in `trusted_proxies`.
+async fn server_behind(limits: ServerLimits, trusted_proxies: Vec<mnem_server::IpNet>) -> Server {
     let clock = Arc::new(ManualClock::new(
         Timestamp::from_seconds(1_700_000_000),
         1_000,
@@ -51,6 +56,7 @@ async fn server_with(limits: ServerLimits) -> Server {
         limits,
         allowed_hosts: Vec::new(),
         metrics_token: Some("scrape-secret".into()),
+        trusted_proxies,
     };
     Server {
         router: router(Operations::new(memory), Arc::clone(&auth), &config),
@@ -103,6 +109,19 @@ async fn recall_from(router: &Router, key: &str, ip: [u8; 4]) -> Reply {
         .body(Body::from(json!({"query": "x"}).to_string()))
         .unwrap();
     let peer = std::net::SocketAddr::from((ip, 40_000));
+    request.extensions_mut().insert(ConnectInfo(peer));
+    send(router, request).await
+}
+
+/// A recall with `key` arriving from the proxy at `proxy`, forwarded for `client`.
+async fn recall_via(router: &Router, key: &str, proxy: [u8; 4], client: &str) -> Reply {
+    let mut request = Request::post("/v1/recall")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .header("x-forwarded-for", client)
+        .body(Body::from(json!({"query": "x"}).to_string()))
+        .unwrap();
+    let peer = std::net::SocketAddr::from((proxy, 40_000));
     request.extensions_mut().insert(ConnectInfo(peer));
     send(router, request).await
 }
@@ -657,6 +676,71 @@ async fn one_address_trying_many_prefixes_gets_429_and_other_addresses_do_not() 
     assert_eq!(statuses[5..], [StatusCode::TOO_MANY_REQUESTS; 3]);
     let elsewhere = recall_from(&s.router, &s.b_write, [192, 0, 2, 8]).await;
     assert_eq!(elsewhere.status, StatusCode::OK);
+}
+
+/// Eight unknown prefixes guessed through one proxy, then another client's first use of
+/// a real key through the same proxy: what that first use gets.
+async fn first_use_after_guesses_via_a_proxy(s: &Server) -> StatusCode {
+    let proxy = [10, 0, 0, 5];
+    let mut last = StatusCode::OK;
+    for i in 0..8u8 {
+        let bytes = vec![i; mnem_core::auth::KEY_PREFIX_LEN + mnem_core::auth::KEY_SECRET_LEN];
+        let guess = mnem_core::KeyToken::from_random(&bytes).unwrap().reveal();
+        last = recall_via(&s.router, &guess, proxy, "198.51.100.9")
+            .await
+            .status;
+    }
+    assert_eq!(
+        last,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the guesser is limited"
+    );
+    recall_via(&s.router, &s.b_write, proxy, "198.51.100.10")
+        .await
+        .status
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
+    let limits = ServerLimits {
+        unverified_per_minute: NonZeroU32::new(5).unwrap(),
+        ..ServerLimits::default()
+    };
+    let trusted = server_behind(limits.clone(), vec!["10.0.0.0/8".parse().unwrap()]).await;
+    assert_eq!(
+        first_use_after_guesses_via_a_proxy(&trusted).await,
+        StatusCode::OK
+    );
+    // Without --trusted-proxy the header is anyone's to write: the proxy is the client.
+    let untrusted = server_behind(limits, Vec::new()).await;
+    assert_eq!(
+        first_use_after_guesses_via_a_proxy(&untrusted).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}
+
+#[tokio::test]
+async fn a_loopback_proxy_does_not_open_metrics_to_the_clients_it_forwards() {
+    let s = server_behind(
+        ServerLimits::default(),
+        vec!["127.0.0.0/8".parse().unwrap()],
+    )
+    .await;
+    let scrape = |forwarded_for: Option<&str>| {
+        let mut request = Request::get("/metrics");
+        if let Some(client) = forwarded_for {
+            request = request.header("x-forwarded-for", client);
+        }
+        let mut request = request.body(Body::empty()).unwrap();
+        let peer = std::net::SocketAddr::from(([127, 0, 0, 1], 9_100));
+        request.extensions_mut().insert(ConnectInfo(peer));
+        send(&s.router, request)
+    };
+    assert_eq!(scrape(None).await.status, StatusCode::OK);
+    assert_eq!(
+        scrape(Some("203.0.113.9")).await.status,
+        StatusCode::FORBIDDEN
+    );
 }
 
 #[tokio::test]
