@@ -78,15 +78,17 @@ pub async fn import<S: GraphStore + SearchIndex>(
         } => {
             report.failed = problems;
             let bar = progress(documents.len() as u64, "files");
-            // One clock reading: every file changed since the last import gets this
-            // revision, newer than any earlier import's.
-            let revision = memory.store().clock().now().as_micros();
             let into = scope.clone().unwrap_or_else(Scope::root);
             for doc in &documents {
+                // The stored revision is read before the unchanged check: another import
+                // of this file that lands in between is then seen as holding it, and
+                // one that has not landed writes the same revision as this one (a
+                // replay), never a spurious newer revision.
+                let newest = memory.store().newest_revision(actor, &doc.path).await?;
                 if memory.holds_document(actor, doc, &into).await? {
                     report.unchanged_documents += 1;
                 } else {
-                    match read_document(doc, args.chunk_bytes, revision) {
+                    match read_document(doc, args.chunk_bytes, doc.revision_after(newest)) {
                         Ok(items) => {
                             memory
                                 .import_items(actor, dress(items), args.batch, &mut report, &|_| {})

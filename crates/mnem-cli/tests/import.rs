@@ -265,3 +265,76 @@ fn a_pack_import_refuses_scope_and_labels() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--label"));
 }
+
+/// Every exported evidence item's state, from `mnem export` on stdout.
+fn exported_states(store: &Store) -> Vec<String> {
+    store
+        .ok(&["export"])
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|record| record["record"] == "evidence")
+        .map(|record| record["state"].as_str().expect("state").to_string())
+        .collect()
+}
+
+#[test]
+fn imports_of_one_folder_at_once_write_each_file_once() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().expect("dir");
+    for n in 0..30 {
+        let text = format!("# Service {n}\n\nThe deploy for service {n} happens on Tuesday.\n");
+        std::fs::write(dir.path().join(format!("n{n}.md")), text).expect("write");
+    }
+    let folder = dir.path().to_string_lossy().into_owned();
+    store.ok(&["--embedder", "none", "status"]);
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            let (db, folder) = (store.path.clone(), folder.clone());
+            std::thread::spawn(move || {
+                let args = [
+                    "--embedder",
+                    "none",
+                    "import",
+                    "--format",
+                    "markdown",
+                    &folder,
+                ];
+                common::mnem(Some(&db), &args)
+            })
+        })
+        .collect();
+    for run in runs {
+        let out = run.join().expect("thread");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let states = exported_states(&store);
+    assert_eq!(states.len(), 30, "one item per file: {states:?}");
+    assert!(states.iter().all(|s| s == "current"), "{states:?}");
+}
+
+#[test]
+fn a_file_restored_with_an_old_time_still_replaces_its_stored_text() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().expect("dir");
+    let note = dir.path().join("note.md");
+    std::fs::write(&note, "The standup is at nine.").expect("write");
+    let folder = dir.path().to_string_lossy().into_owned();
+    import(&store, "markdown", &folder, &[]);
+    std::fs::write(&note, "The standup is at ten.").expect("write");
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&note)
+        .and_then(|file| file.set_modified(long_ago))
+        .expect("set the file's time");
+    let report = import(&store, "markdown", &folder, &[]);
+    assert_eq!(report["stored"], 1, "{report}");
+    assert_eq!(contents(&listed(&store)), ["The standup is at ten."]);
+    let mut states = exported_states(&store);
+    states.sort();
+    assert_eq!(states, ["current", "superseded"]);
+}

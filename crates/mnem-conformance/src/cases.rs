@@ -1,8 +1,8 @@
 //! The contract cases. Each is generic over the backend and gets a fresh store.
 
 use mnem_core::{
-    Authority, Evidence, LifecycleState, NewEvidence, Order, RecallQuery, Ref, Scope, Score,
-    SourceType, Timestamp,
+    Actor, Authority, Evidence, LifecycleState, NewEvidence, Order, RecallQuery, Ref, Scope, Score,
+    SourceType, Space, Timestamp,
 };
 use mnem_store::StoreError;
 
@@ -647,6 +647,41 @@ pub async fn a_newer_revision_written_plainly_supersedes_the_older<S: Backend>(f
         &current,
         "still only revision 3",
     );
+}
+
+/// The newest stored revision of a source is what its reader can see: superseded
+/// fragments count, another profile's private copy and another team's do not.
+pub async fn the_newest_revision_of_a_source_is_the_readers_own<S: Backend>(fx: Fixture<S>) {
+    let newest = |actor: Actor| {
+        let store = &fx.store;
+        async move {
+            store
+                .newest_revision(&actor, "doc:runbook")
+                .await
+                .expect("newest revision")
+        }
+    };
+    assert_eq!(newest(fx.actor).await, None);
+    fx.remember_with(fragment("restart the queue workers", 5))
+        .await;
+    fx.remember_with(fragment("drain the queue first", 7)).await;
+    assert_eq!(
+        newest(fx.actor).await,
+        Some(7),
+        "the superseded one counts too"
+    );
+    let bob = fx.profile("bob").await;
+    let mut private = fragment("my own copy of the runbook", 9);
+    private.space = Space::Private;
+    fx.store.remember(&bob, private).await.expect("bob's copy");
+    assert_eq!(newest(bob).await, Some(9));
+    assert_eq!(newest(fx.actor).await, Some(7), "bob's private copy is his");
+    let other = fx
+        .store
+        .open_profile("other-team", "eve")
+        .await
+        .expect("eve");
+    assert_eq!(newest(other).await, None, "another team sees nothing");
 }
 
 /// `show` and `trace` name profiles from the caller's team only: another team's profile

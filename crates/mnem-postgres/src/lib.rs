@@ -323,6 +323,21 @@ impl EvidenceStore for PgStore {
         visible_evidence(&tx, actor, id).await
     }
 
+    async fn newest_revision(&self, actor: &Actor, source_key: &str) -> Result<Option<i64>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        let row = tx
+            .query_one(
+                "SELECT max(source_revision) FROM evidence WHERE team_id = $1 \
+                 AND source_key = $2 AND state <> 'erased' \
+                 AND (space = 'team' OR owner_profile_id = $3)",
+                &[&actor.team.0, &source_key, &actor.profile.0],
+            )
+            .await
+            .db()?;
+        row.try_get(0).db()
+    }
+
     async fn history(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;

@@ -346,6 +346,21 @@ impl EvidenceStore for SqliteStore {
             .await
     }
 
+    async fn newest_revision(&self, actor: &Actor, source_key: &str) -> Result<Option<i64>> {
+        let (actor, source_key) = (*actor, source_key.to_string());
+        self.with_reader(move |conn| {
+            conn.query_row(
+                "SELECT max(source_revision) FROM evidence WHERE team_id = ?1 \
+                 AND source_key = ?2 AND state <> 'erased' \
+                 AND (space = 'team' OR owner_profile_id = ?3)",
+                params![actor.team.as_bytes(), source_key, actor.profile.as_bytes()],
+                |row| row.get(0),
+            )
+            .db()
+        })
+        .await
+    }
+
     async fn history(&self, actor: &Actor, id: EvidenceId) -> Result<Vec<LifecycleEvent>> {
         let actor = *actor;
         self.with_reader(move |conn| {

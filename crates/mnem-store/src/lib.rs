@@ -153,6 +153,15 @@ pub trait EvidenceStore: Send + Sync {
     /// another profile's private evidence, is `NotFound`.
     fn get(&self, actor: &Actor, id: EvidenceId) -> impl Future<Output = Result<Evidence>> + Send;
 
+    /// The newest `source_revision` stored for `source_key` among the evidence the actor
+    /// can see, in any state but erased; `None` when there is none. What a re-import
+    /// places a changed document after.
+    fn newest_revision(
+        &self,
+        actor: &Actor,
+        source_key: &str,
+    ) -> impl Future<Output = Result<Option<i64>>> + Send;
+
     /// The append-only lifecycle log of one record, oldest first.
     fn history(
         &self,

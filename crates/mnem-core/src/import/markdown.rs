@@ -1,7 +1,8 @@
 //! Notes and documents: a Markdown or text file cut into fragments on headings and
 //! paragraphs, each under a byte limit. A fragment carries its section's heading lines
 //! (so "# Atlas" and "## Restore" stay with the steps under them), `source_key` the
-//! file's relative path, `observed_at` its modification time, `source_revision` the caller's revision,
+//! file's relative path, `observed_at` its modification time, `source_revision` the caller's revision
+//! ([`Document::revision_after`]),
 //! and a `sha256:<hash of the file>` ref by which an unchanged file is recognised.
 //! Front matter `tags:` (or `labels:`) become labels.
 
@@ -27,6 +28,17 @@ impl Document {
     /// The ref every fragment of this exact text carries.
     pub fn content_ref(&self) -> Ref {
         Ref::new("sha256", hex(&Sha256::digest(self.text.as_bytes())))
+    }
+
+    /// The revision to import this file's text as, given the newest revision stored for
+    /// its path: its modification time (microseconds), or one past the stored revision
+    /// when that is not older (a file restored with an old time must still supersede
+    /// what it replaces, never be born superseded). It depends only on the file and the
+    /// store, not on when the import runs, so two imports of the same file at once write
+    /// the same fragments and the second is a replay, not a spurious revision.
+    pub fn revision_after(&self, newest_stored: Option<i64>) -> i64 {
+        let own = self.modified.as_micros();
+        newest_stored.map_or(own, |newest| own.max(newest.saturating_add(1)))
     }
 }
 
@@ -403,6 +415,19 @@ mod tests {
         let plain = chunk_markdown("---\nnot front matter", 1_500);
         assert_eq!(plain.labels, Vec::<String>::new());
         assert_eq!(plain.chunks, vec!["---\nnot front matter"]);
+    }
+
+    #[test]
+    fn a_files_revision_is_its_time_unless_the_store_holds_a_later_one() {
+        let doc = Document {
+            path: "a.md".into(),
+            text: "x".into(),
+            modified: Timestamp::from_micros(5_000),
+        };
+        assert_eq!(doc.revision_after(None), 5_000);
+        assert_eq!(doc.revision_after(Some(4_000)), 5_000);
+        assert_eq!(doc.revision_after(Some(5_000)), 5_001);
+        assert_eq!(doc.revision_after(Some(9_000)), 9_001);
     }
 
     #[test]
