@@ -8,6 +8,8 @@
 //! `MNEM_FUZZ_CASES` sets the cases per target: the default is a few seconds' smoke run
 //! for CI; a long local run sets it high (see the README).
 
+pub mod targets;
+
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Map, Value};
@@ -29,17 +31,28 @@ pub fn config() -> ProptestConfig {
     }
 }
 
-/// The seeds of `corpus/<name>.txt`, one per non-empty line (`\n` and `\t` escaped as
-/// written in the file are unescaped, so a seed can span lines).
+/// The seeds of a corpus: each non-empty line of `corpus/<name>.txt` (`\n` and `\t`
+/// written in the file are unescaped, so a seed can span lines; `#` starts a comment)
+/// and each file of `corpus/<name>/` whole (for seeds a line cannot hold, like packs).
 pub fn corpus(name: &str) -> Vec<String> {
-    let path = format!("{}/corpus/{name}.txt", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let seeds: Vec<String> = text
-        .lines()
-        .filter(|line| !line.is_empty() && !line.starts_with("#"))
-        .map(|line| line.replace("\\n", "\n").replace("\\t", "\t"))
-        .collect();
-    assert!(!seeds.is_empty(), "{path} has no seeds");
+    let root = format!("{}/corpus", env!("CARGO_MANIFEST_DIR"));
+    let mut seeds: Vec<String> = std::fs::read_to_string(format!("{root}/{name}.txt"))
+        .map(|text| {
+            text.lines()
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .map(|line| line.replace("\\n", "\n").replace("\\t", "\t"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Ok(files) = std::fs::read_dir(format!("{root}/{name}")) {
+        let mut paths: Vec<_> = files.filter_map(|f| f.ok().map(|f| f.path())).collect();
+        paths.sort();
+        for path in paths {
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            seeds.push(String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    assert!(!seeds.is_empty(), "corpus {root}/{name} has no seeds");
     seeds
 }
 

@@ -1,16 +1,13 @@
 //! One fuzz target per input path. Each must never panic on any input, and keeps the
 //! invariant named in its comment. `MNEM_FUZZ_CASES=N` sets the cases per target.
 
-use mnem_api::{
-    CorrectInput, ForgetInput, QuarantinedInput, RecallInput, ReleaseInput, RetractInput,
-    TraceInput,
-};
 use mnem_core::anchors::parse_anchors;
 use mnem_core::graph::RememberRequest;
 use mnem_core::screen::{quarantine_reason, screen};
 use mnem_core::temporal::parse_time_hint;
 use mnem_core::text::query_terms;
 use mnem_core::{RecallPlan, RecallQuery, SourceType, Timestamp};
+use mnem_fuzz::targets::{chat, markdown, pack};
 use mnem_fuzz::{config, corpus, json_from, text_from};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -145,32 +142,33 @@ proptest! {
     /// into a query or a trace view.
     #[test]
     fn mcp_tool_arguments(value in json_from(REQUEST_KEYS, corpus("mcp"))) {
-        check_tool_arguments(value)?;
+        mnem_fuzz::targets::tool_arguments(value).map_err(TestCaseError::fail)?;
     }
 
     #[test]
     fn mcp_tool_arguments_text(text in text_from(corpus("mcp"))) {
         if let Ok(value) = serde_json::from_str::<Value>(&text) {
-            check_tool_arguments(value)?;
+            mnem_fuzz::targets::tool_arguments(value).map_err(TestCaseError::fail)?;
         }
     }
-}
 
-fn check_tool_arguments(value: Value) -> Result<(), TestCaseError> {
-    if let Ok(input) = serde_json::from_value::<RecallInput>(value.clone()) {
-        if let Err(err) = input.into_query() {
-            prop_assert!(!err.field.is_empty());
-        }
+    /// The pack decoder: what it accepts survives encode and decode unchanged.
+    #[test]
+    fn pack_decoder(text in text_from(corpus("pack"))) {
+        pack(text.as_bytes()).map_err(TestCaseError::fail)?;
     }
-    if let Ok(input) = serde_json::from_value::<TraceInput>(value.clone()) {
-        if let Err(err) = input.into_parts() {
-            prop_assert!(!err.field.is_empty());
-        }
+
+    /// The transcript reader, on text and on bytes that are not all UTF-8.
+    #[test]
+    fn chat_reader(text in text_from(corpus("chat")), junk in proptest::collection::vec(any::<u8>(), 0..64)) {
+        chat(text.as_bytes()).map_err(TestCaseError::fail)?;
+        let mut bytes = text.into_bytes();
+        bytes.extend(junk);
+        chat(&bytes).map_err(TestCaseError::fail)?;
     }
-    let _ = serde_json::from_value::<RetractInput>(value.clone());
-    let _ = serde_json::from_value::<ReleaseInput>(value.clone());
-    let _ = serde_json::from_value::<QuarantinedInput>(value.clone());
-    let _ = serde_json::from_value::<ForgetInput>(value.clone());
-    let _ = serde_json::from_value::<CorrectInput>(value);
-    Ok(())
+
+    #[test]
+    fn markdown_reader(text in text_from(corpus("markdown"))) {
+        markdown(text.as_bytes()).map_err(TestCaseError::fail)?;
+    }
 }
