@@ -233,6 +233,8 @@ mod tests {
             "«",
             "<img src=",
             "\"<|im_start|>\" ",
+            "<|user|>",
+            "   <|eot_id|>",
             "![a](",
             "QUJD",
             "ignore ",

@@ -123,14 +123,13 @@ pub fn for_readers(text: &str) -> Cow<'_, str> {
 /// The distinct template tokens of `text`, in first-seen order: what [`for_readers`]
 /// escapes, for a reader told why the text it sees differs from what was written.
 pub fn template_tokens(text: &str) -> Vec<String> {
-    let mut tokens: Vec<String> = Vec::new();
-    for range in token_ranges(text) {
-        let token = &text[range];
-        if !tokens.iter().any(|t| t == token) {
-            tokens.push(token.to_string());
-        }
-    }
-    tokens
+    let mut seen = std::collections::HashSet::new();
+    token_ranges(text)
+        .into_iter()
+        .map(|range| &text[range])
+        .filter(|token| seen.insert(*token))
+        .map(str::to_string)
+        .collect()
 }
 
 /// A template token used to forge a turn, outside quotation: an opener followed by a role
@@ -139,33 +138,51 @@ pub fn template_tokens(text: &str) -> Vec<String> {
 pub(super) fn forged_turn(visible: &str, quoted: &[bool]) -> Option<ScreeningFinding> {
     let lower = visible.to_ascii_lowercase();
     let ranges = token_ranges(&lower);
-    let glued_to_token = |at: usize| ranges.iter().any(|r| r.end == at);
-    ranges.iter().find_map(|range| {
+    // One forward pass: whether only white space stands between the line's start (or
+    // the previous token) and each token, so a text of many tokens stays linear.
+    let bytes = lower.as_bytes();
+    let (mut scanned, mut line_blank) = (0, true);
+    let mut previous_end = None;
+    for range in &ranges {
+        for &b in &bytes[scanned..range.start] {
+            line_blank = if b == b'\n' {
+                true
+            } else {
+                line_blank && b.is_ascii_whitespace()
+            };
+        }
+        let glued_to_token = previous_end == Some(range.start);
+        scanned = range.end;
+        previous_end = Some(range.end);
+        let opens_line = line_blank;
+        // A token is not white space: the rest of its line is not blank before the next.
+        line_blank = false;
         if quoted[range.start] {
-            return None;
+            continue;
         }
         let token = &lower[range.clone()];
         let after = &lower[range.end..];
-        let line_before = lower[..range.start].rsplit('\n').next().unwrap_or_default();
         let forged = (OPENERS.contains(&token)
             && ROLES
                 .iter()
                 .any(|role| after.trim_start_matches([' ', '\t']).starts_with(role)))
-            || (ROLE_TOKENS.contains(&token)
-                && (line_before.trim().is_empty() || glued_to_token(range.start)))
+            || (ROLE_TOKENS.contains(&token) && (opens_line || glued_to_token))
             || (CLOSERS.contains(&token)
                 && after
                     .chars()
                     .next()
                     .is_some_and(|c| c.is_alphanumeric() || c == '<' || c == '['));
-        forged.then(|| ScreeningFinding {
-            rule: "role_marker",
-            detail: format!(
-                "forges a chat turn with the template token {}",
-                &visible[range.clone()]
-            ),
-        })
-    })
+        if forged {
+            return Some(ScreeningFinding {
+                rule: "role_marker",
+                detail: format!(
+                    "forges a chat turn with the template token {}",
+                    &visible[range.clone()]
+                ),
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
