@@ -649,6 +649,53 @@ pub async fn a_newer_revision_written_plainly_supersedes_the_older<S: Backend>(f
     );
 }
 
+/// A result longer than its share of a small budget comes back as its sentences that
+/// match the query, in order, `…` marking the gaps and `partial` set, so the budget
+/// holds more than one result; `show` still has the whole text.
+pub async fn a_long_result_is_focused_on_the_query_within_its_share<S: Backend>(fx: Fixture<S>) {
+    let filler = "The team also reviewed the quarterly roadmap slides in detail. ".repeat(12);
+    let long = fx
+        .remember(&format!(
+            "{filler}Ana said the Atlas launch moved to Friday. {filler}Nothing else changed."
+        ))
+        .await;
+    let short = fx
+        .remember("Ben confirmed the Atlas launch checklist.")
+        .await;
+    let query = RecallQuery {
+        context_bytes: 600,
+        window: 0,
+        ..RecallQuery::text("Atlas launch")
+    };
+    let hits = fx.recall(query).await;
+    want_set(&hits, &[&long, &short], "both fit the budget");
+    let focused = hits
+        .iter()
+        .find(|h| h.evidence.id == long.id)
+        .expect("long");
+    assert!(focused
+        .context
+        .contains("Ana said the Atlas launch moved to Friday."));
+    assert!(focused.context.contains(mnem_core::pipeline::ELISION));
+    assert!(
+        focused.context.len() <= 600 / 2,
+        "{}",
+        focused.context.len()
+    );
+    let total: usize = hits.iter().map(|h| h.context.len()).sum();
+    assert!(total <= 600);
+    let public = mnem_core::recall::PublicRecall::new(&hits, Vec::new());
+    let shown: Vec<(bool, bool)> = public
+        .results
+        .iter()
+        .map(|r| (r.evidence_id == long.id, r.partial))
+        .collect();
+    assert!(shown.contains(&(true, true)), "{shown:?}");
+    assert!(shown.contains(&(false, false)), "{shown:?}");
+    let whole = fx.memory.show(&fx.actor, long.id).await.expect("show");
+    assert_eq!(whole.evidence.content, long.content);
+}
+
 /// The newest stored revision of a source is what its reader can see: superseded
 /// fragments count, another profile's private copy and another team's do not.
 pub async fn the_newest_revision_of_a_source_is_the_readers_own<S: Backend>(fx: Fixture<S>) {

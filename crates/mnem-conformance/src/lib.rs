@@ -63,6 +63,7 @@ macro_rules! conformance_suite {
             a_second_retract_says_the_item_is_already_retracted,
             retraction_appends_to_the_log_and_keeps_the_row,
             a_newer_revision_written_plainly_supersedes_the_older,
+            a_long_result_is_focused_on_the_query_within_its_share,
             the_newest_revision_of_a_source_is_the_readers_own,
             profile_names_come_from_the_callers_team_only,
             provenance_round_trips,

@@ -378,6 +378,11 @@ impl Candidate {
 pub struct PublicResult {
     pub evidence_id: EvidenceId,
     pub context: String,
+    /// The context is part of the item's text — its sentences that match the query best,
+    /// `…` marking what was left out, or its start when the budget ran low; `show` has
+    /// it whole. Absent when the context is the whole text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     pub observed_at: String,
     pub source: String,
     pub kind: String,
@@ -393,6 +398,9 @@ pub struct PublicResult {
 pub struct PublicWindowItem {
     pub evidence_id: EvidenceId,
     pub context: String,
+    /// As [`PublicResult::partial`] (only a merged hit is ever shortened).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     pub observed_at: String,
     pub hit: bool,
 }
@@ -402,6 +410,7 @@ impl From<&WindowItem> for PublicWindowItem {
         Self {
             evidence_id: item.evidence.id,
             context: item.context.clone(),
+            partial: item.context != item.evidence.content_for_readers(),
             observed_at: item.evidence.observed_at.to_rfc3339(),
             hit: item.hit,
         }
@@ -495,6 +504,7 @@ impl From<&RecallHit> for PublicResult {
         Self {
             evidence_id: hit.evidence.id,
             context: hit.context.clone(),
+            partial: hit.context != hit.evidence.content_for_readers(),
             observed_at: hit.evidence.observed_at.to_rfc3339(),
             source: hit.evidence.source.clone(),
             kind: hit.evidence.kind.clone(),

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use mnem_core::follow;
 use mnem_core::graph::{DiscoveryLimits, DiscoveryPath, DEFAULT_MODEL_CONFIDENCE};
-use mnem_core::pipeline::fit_budget;
+use mnem_core::pipeline::fit_recall_budget;
 use mnem_core::window::{self, WindowStep};
 use mnem_core::{
     rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, EvidenceId, Neighbours,
@@ -589,7 +589,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         if query.window == 0 {
             // No windows: the ranked hits alone, exactly as `mnem_core::rank` finishes them.
             let mut hits = ranked;
-            fit_budget(&mut hits, query.context_bytes);
+            fit_recall_budget(&mut hits, query);
             hits.truncate(query.limit);
             return Ok(hits);
         }
@@ -617,7 +617,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             read_ms = reading.as_secs_f64() * 1e3,
             "evidence windows read"
         );
-        fit_budget(&mut results, query.context_bytes);
+        fit_recall_budget(&mut results, query);
         Ok(results)
     }
 

@@ -6,10 +6,12 @@
 //! the byte budget; fusion and rerank are here.
 
 mod budget;
+mod excerpt;
 mod plan;
 mod profile;
 
 pub use budget::{fit_budget, MIN_CONTEXT_BYTES};
+pub use excerpt::{excerpt, ELISION, MIN_SHARE_BYTES};
 use plan::normalise_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
@@ -89,6 +91,14 @@ impl RecallHit {
     }
 }
 
+/// Spends a recall's byte budget: each result longer than its share is first cut down to
+/// the sentences that best match the query ([`excerpt`]), then [`fit_budget`] keeps what
+/// fits, windows included.
+pub fn fit_recall_budget(hits: &mut Vec<RecallHit>, query: &crate::RecallQuery) {
+    excerpt::focus(hits, &query.query, query.context_bytes, query.limit);
+    fit_budget(hits, query.context_bytes);
+}
+
 /// Runs the pipeline over the branches a backend produced. Deterministic: the same
 /// candidates give the same hits on every backend.
 pub fn rank(
@@ -98,7 +108,7 @@ pub fn rank(
     profile: &RankingProfile,
 ) -> Vec<RecallHit> {
     let mut hits = rank_all(branches, plan, actor, profile);
-    fit_budget(&mut hits, plan.query.context_bytes);
+    fit_recall_budget(&mut hits, &plan.query);
     hits.truncate(plan.query.limit);
     hits
 }
