@@ -124,6 +124,25 @@ fn term_of(word: &str) -> String {
     term[..end].to_string()
 }
 
+/// How many of `terms` (as [`query_terms`] makes them) `text` holds. Only words that
+/// begin with some term's first character are stemmed — a term keeps its word's first
+/// character (Porter2 changes later letters only: "dying" → "die") — so scanning long
+/// texts for a few terms stays cheap.
+pub fn matched_terms(text: &str, terms: &[String]) -> usize {
+    let heads: Vec<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
+    let mut found = vec![false; terms.len()];
+    for word in words(text) {
+        if !word.chars().next().is_some_and(|c| heads.contains(&c)) {
+            continue;
+        }
+        let term = term_of(&word);
+        for (i, wanted) in terms.iter().enumerate() {
+            found[i] |= *wanted == term;
+        }
+    }
+    found.into_iter().filter(|f| *f).count()
+}
+
 fn stemmer() -> &'static Stemmer {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
@@ -196,6 +215,21 @@ impl Bm25 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn matched_terms_counts_what_document_terms_would_find() {
+        let terms = super::query_terms("dying skies generously planned Café 3.5 ugly");
+        for text in [
+            "He was dying under grey skies.",
+            "We planned it generously at the cafe for 3.5 hours",
+            "nothing relevant here",
+            "Ugly UGLY ugliness",
+        ] {
+            let found = super::document_terms(text).frequencies;
+            let expected = terms.iter().filter(|t| found.contains_key(*t)).count();
+            assert_eq!(super::matched_terms(text, &terms), expected, "{text}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -3,7 +3,7 @@
 //! `…` where text was left out — so a budget holds several distinct results rather than
 //! the first long one cut short. The whole text stays one `show` away.
 
-use crate::lexical::{document_terms, query_terms};
+use crate::lexical::{matched_terms, query_terms};
 use crate::text::floor_char_boundary;
 
 use super::RecallHit;
@@ -34,7 +34,8 @@ pub fn focus(hits: &mut [RecallHit], query: &str, budget: usize, limit: usize) {
             *context = excerpt(context, &terms, share);
         }
     };
-    for hit in hits.iter_mut() {
+    // Only the results that can be returned: `limit` applies after the budget.
+    for hit in hits.iter_mut().take(limit) {
         fit(&mut hit.context);
         for item in hit.before.iter_mut().chain(hit.after.iter_mut()) {
             if item.hit {
@@ -83,10 +84,7 @@ pub fn excerpt(text: &str, terms: &[String], max_bytes: usize) -> String {
     let mut scored: Vec<(usize, usize)> = spans
         .iter()
         .enumerate()
-        .map(|(i, &(start, end))| {
-            let found = document_terms(&text[start..end]).frequencies;
-            (i, terms.iter().filter(|t| found.contains_key(*t)).count())
-        })
+        .map(|(i, &(start, end))| (i, matched_terms(&text[start..end], terms)))
         .filter(|&(_, matched)| matched > 0)
         .collect();
     scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
