@@ -136,7 +136,7 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
             history,
             writes,
         };
-        size.add(item.line_bytes())?;
+        size.add(|| item.line_bytes())?;
         evidence.push(item);
     }
     let in_pack: HashSet<EvidenceId> = evidence.iter().map(|e| e.evidence_id).collect();
@@ -193,7 +193,7 @@ pub async fn export<R: GraphRows + TraceRows + PackRows>(
             verification_events,
             transitions,
         };
-        size.add(relationship.line_bytes())?;
+        size.add(|| relationship.line_bytes())?;
         relationships.push(relationship);
     }
 
@@ -273,15 +273,20 @@ impl PackSize {
         }
     }
 
-    fn add(&mut self, line_bytes: usize) -> Result<()> {
-        self.bytes += line_bytes;
-        match self.max_bytes {
-            Some(max_bytes) if self.bytes > max_bytes => Err(StoreError::PackOverBound {
+    /// Counts one more line; its size is only computed (one more serialisation) when
+    /// there is a bound to hold it to.
+    fn add(&mut self, line_bytes: impl FnOnce() -> usize) -> Result<()> {
+        let Some(max_bytes) = self.max_bytes else {
+            return Ok(());
+        };
+        self.bytes += line_bytes();
+        if self.bytes > max_bytes {
+            return Err(StoreError::PackOverBound {
                 max_bytes,
                 reached: self.bytes,
-            }),
-            _ => Ok(()),
+            });
         }
+        Ok(())
     }
 }
 

@@ -99,7 +99,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             .await
             .map_err(|err| match err {
                 ServiceError::Store(StoreError::PackOverBound { reached, .. }) => {
-                    over_bound(format!("over {max_bytes} (at least {reached})"), max_bytes)
+                    over_bound(format!("at least {reached}"), max_bytes)
                 }
                 err => err.into(),
             })?;
