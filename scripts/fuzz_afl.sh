@@ -24,13 +24,14 @@ echo "building the harness (fuzz/afl) with AFL++ instrumentation" >&2
 (cd fuzz/afl && cargo afl build --release >&2)
 harness="fuzz/afl/target/release/mnem-afl"
 
+# The harness lists its targets: `name corpus` per line.
 if [ "$#" -gt 0 ]; then
   targets=("$@")
 else
-  mapfile -t targets < <(sed -n 's/^ *name: "\([a-z_]*\)",$/\1/p' crates/mnem-fuzz/src/targets.rs)
+  mapfile -t targets < <("$harness" --list | cut -d' ' -f1)
 fi
 corpus_of() {
-  sed -n "/name: \"$1\",/{n;s/^ *corpus: \"\([a-z_]*\)\",$/\1/p}" crates/mnem-fuzz/src/targets.rs
+  "$harness" --list | awk -v t="$1" '$1 == t { print $2 }'
 }
 
 # AFL++ runs unattended: no UI, no CPU-governor or core-pattern checks a container

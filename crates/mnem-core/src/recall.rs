@@ -405,12 +405,18 @@ pub struct PublicWindowItem {
     pub hit: bool,
 }
 
+/// Whether `context` is less than the whole text readers get of `evidence` (compared
+/// without copying the text when it has no template token to escape).
+fn is_partial(context: &str, evidence: &crate::Evidence) -> bool {
+    crate::screen::for_readers(&evidence.content) != context
+}
+
 impl From<&WindowItem> for PublicWindowItem {
     fn from(item: &WindowItem) -> Self {
         Self {
             evidence_id: item.evidence.id,
             context: item.context.clone(),
-            partial: item.context != item.evidence.content_for_readers(),
+            partial: is_partial(&item.context, &item.evidence),
             observed_at: item.evidence.observed_at.to_rfc3339(),
             hit: item.hit,
         }
@@ -504,7 +510,7 @@ impl From<&RecallHit> for PublicResult {
         Self {
             evidence_id: hit.evidence.id,
             context: hit.context.clone(),
-            partial: hit.context != hit.evidence.content_for_readers(),
+            partial: is_partial(&hit.context, &hit.evidence),
             observed_at: hit.evidence.observed_at.to_rfc3339(),
             source: hit.evidence.source.clone(),
             kind: hit.evidence.kind.clone(),

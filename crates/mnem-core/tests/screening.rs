@@ -34,17 +34,22 @@ fn rate(part: usize, whole: usize) -> String {
     )
 }
 
+/// Each sample screening holds as `source`, with why.
+fn held_as(samples: &[Sample], source: SourceType) -> Vec<String> {
+    samples
+        .iter()
+        .filter_map(|s| {
+            let findings = screen(&s.text, source);
+            (!findings.is_empty()).then(|| format!("{}: {findings:?}", s.why))
+        })
+        .collect()
+}
+
 #[test]
 fn no_benign_look_alike_is_held() {
     let samples = corpus("benign.jsonl");
     assert!(samples.len() >= 50, "the benign corpus shrank");
-    let held: Vec<String> = samples
-        .iter()
-        .filter_map(|s| {
-            let findings = screen(&s.text, SourceType::Document);
-            (!findings.is_empty()).then(|| format!("{}: {findings:?}", s.why))
-        })
-        .collect();
+    let held = held_as(&samples, SourceType::Document);
     println!("benign held: {}", rate(held.len(), samples.len()));
     assert!(held.is_empty(), "false positives:\n{}", held.join("\n"));
 }
@@ -77,13 +82,7 @@ fn injection_attempts_are_held() {
 fn no_conversation_look_alike_is_held_and_its_tokens_are_escaped() {
     let samples = corpus("conversation.jsonl");
     assert!(samples.len() >= 10, "the conversation corpus shrank");
-    let held: Vec<String> = samples
-        .iter()
-        .filter_map(|s| {
-            let findings = screen(&s.text, SourceType::Conversation);
-            (!findings.is_empty()).then(|| format!("{}: {findings:?}", s.why))
-        })
-        .collect();
+    let held = held_as(&samples, SourceType::Conversation);
     println!(
         "conversation look-alikes held: {}",
         rate(held.len(), samples.len())

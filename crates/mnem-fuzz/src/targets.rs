@@ -91,18 +91,22 @@ const NOW: Timestamp = Timestamp::from_seconds(1_790_000_000);
 /// Query parsing: terms, anchors, time hints and the recall plan. An anchor has text; a
 /// time hint is a non-empty half-open range.
 pub fn query(data: &[u8]) -> Outcome {
-    let query = String::from_utf8_lossy(data);
-    let _ = query_terms(&query);
-    for anchor in parse_anchors(&query) {
+    query_at(&String::from_utf8_lossy(data), NOW)
+}
+
+/// [`query`] with time hints read against `now` (the proptest target varies it).
+pub fn query_at(query: &str, now: Timestamp) -> Outcome {
+    let _ = query_terms(query);
+    for anchor in parse_anchors(query) {
         ensure(!anchor.text.is_empty(), || "an empty anchor".into())?;
     }
-    if let Some(range) = parse_time_hint(&query, NOW) {
+    if let Some(range) = parse_time_hint(query, now) {
         ensure(range.start < range.end, || {
             format!("empty time hint {range:?}")
         })?;
     }
-    if let Ok(valid) = RecallQuery::text(query.into_owned()).validated() {
-        let _ = RecallPlan::new(valid, NOW);
+    if let Ok(valid) = RecallQuery::text(query).validated() {
+        let _ = RecallPlan::new(valid, now);
     }
     Ok(())
 }
@@ -145,9 +149,14 @@ pub fn screening(data: &[u8]) -> Outcome {
 /// A structured remember request: parsing and whole-request validation answer with a
 /// request or an error naming a field.
 pub fn remember(data: &[u8]) -> Outcome {
-    let Ok(request) = serde_json::from_slice::<RememberRequest>(data) else {
-        return Ok(());
-    };
+    match serde_json::from_slice::<RememberRequest>(data) {
+        Ok(request) => remember_request(request),
+        Err(_) => Ok(()),
+    }
+}
+
+/// [`remember`] on a parsed request (what the proptest targets generate as JSON values).
+pub fn remember_request(request: RememberRequest) -> Outcome {
     match request.validated() {
         Err(err) => ensure(!err.field.is_empty(), || format!("unnamed error: {err}")),
         Ok(_) => Ok(()),
