@@ -310,7 +310,7 @@ pub enum FeedbackCommand {
     /// Re-run the team's judged queries under --profile and under --baseline against
     /// memory as it is now, and print where the items judged useful rank (MRR, recall@5,
     /// recall@10) under each.
-    Replay(FeedbackReplayArgs),
+    Replay(Box<FeedbackReplayArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -401,6 +401,11 @@ pub struct EvalCommand {
     /// fitted profile spec to OUT (usable as --profile), and measure it after the others.
     #[arg(long, value_name = "OUT")]
     pub fit: Option<PathBuf>,
+    /// With --fit: fit the reranker's feature weights (`rr_*`) on top of the first profile
+    /// (a listwise softmax loss over each question's first 50 results) instead of its
+    /// constants.
+    #[arg(long, requires = "fit")]
+    pub fit_reranker: bool,
     /// Embed each turn together with the turn before it in its session (queries as
     /// always): measures contextual document vectors against the plain ones.
     #[arg(long)]

@@ -56,6 +56,9 @@ pub struct EvalOptions {
     /// Fit the first profile's constants to this file's scored questions
     /// ([`crate::fit`]), write the fitted spec here, and measure it after the others.
     pub fit: Option<PathBuf>,
+    /// Fit a reranker on top of the first profile instead of its constants
+    /// ([`crate::fit::fit_reranker`]), written to `fit` the same way.
+    pub fit_reranker: bool,
     /// Embed each turn with the turn before it in its session
     /// ([`crate::contextual`]): a measurement, not a product mode.
     pub contextual_vectors: bool,
@@ -74,6 +77,7 @@ impl Default for EvalOptions {
             progress: false,
             database: None,
             fit: None,
+            fit_reranker: false,
             contextual_vectors: false,
         }
     }
@@ -249,6 +253,9 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
     }
     progress.finish_and_clear();
     tracing::info!(questions = questions.len(), start = %start.version, "fitting");
+    if options.fit_reranker {
+        return fit::fit_reranker(&questions, &start.version);
+    }
     fit::fit(&questions, &start.version, |spec, mrr| {
         tracing::info!(mrr = format!("{mrr:.4}"), %spec, "fit: kept a move");
     })

@@ -545,7 +545,7 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         let leaders = follow::leaders(&ranked, plan, &self.profile);
         let width = plan.query.window.max(1);
         let read = self.group_neighbours(actor, plan, leaders, width).await?;
-        let ranked = follow::follow_on(ranked, &read, plan, actor, &self.profile);
+        let ranked = mnem_core::pipeline::settle(ranked, &read, plan, actor, &self.profile);
         Ok((ranked, read))
     }
 

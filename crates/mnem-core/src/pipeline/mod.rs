@@ -7,6 +7,7 @@
 
 mod budget;
 mod excerpt;
+pub mod learned;
 mod plan;
 mod profile;
 
@@ -47,6 +48,9 @@ pub struct BranchCandidates {
 pub struct ScoreComponents {
     pub lexical_rank: Option<usize>,
     pub vector_rank: Option<usize>,
+    /// Each branch's relevance over that branch's best, in [0, 1] (0 when absent from it).
+    pub lexical: f64,
+    pub vector: f64,
     pub fused: f64,
     pub phrase: bool,
     pub temporal: bool,
@@ -143,6 +147,21 @@ pub fn rank_all(
     hits
 }
 
+/// The ranking steps that need the follow-on read ([`crate::follow`]): its credit, then
+/// the profile's fitted reranker ([`learned`]). Every caller ranks through here, so a
+/// recall and `mnem eval --fit` order results alike.
+pub fn settle(
+    hits: Vec<RecallHit>,
+    followers: &HashMap<EvidenceId, crate::window::Neighbours>,
+    plan: &RecallPlan,
+    actor: &Actor,
+    profile: &RankingProfile,
+) -> Vec<RecallHit> {
+    let mut hits = crate::follow::follow_on(hits, followers, plan, actor, profile);
+    learned::rerank(&mut hits, plan, profile);
+    hits
+}
+
 /// A result with its whole content (as readers get it) as context and no window yet.
 pub(crate) fn hit(evidence: Evidence, score: Score, components: ScoreComponents) -> RecallHit {
     RecallHit {
@@ -221,15 +240,16 @@ fn fuse(branches: Vec<BranchCandidates>, profile: &RankingProfile) -> Vec<Recall
                 };
                 (candidate.evidence, components)
             });
-            let slot = match branch.branch {
-                Branch::Lexical => &mut entry.1.lexical_rank,
-                Branch::Vector => &mut entry.1.vector_rank,
+            let (slot, scaled) = match branch.branch {
+                Branch::Lexical => (&mut entry.1.lexical_rank, &mut entry.1.lexical),
+                Branch::Vector => (&mut entry.1.vector_rank, &mut entry.1.vector),
             };
             if slot.is_some() {
                 continue; // an id counts once per branch
             }
             rank += 1;
             *slot = Some(rank);
+            *scaled = best.scale(relevance);
             entry.1.fused += match profile.fusion {
                 Fusion::Rrf => w / (profile.rrf_k + rank as f64),
                 Fusion::Convex => w * best.scale(relevance) + rw * rank_credit(rank),

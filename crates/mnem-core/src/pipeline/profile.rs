@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use super::learned::{Reranker, FEATURES};
 use crate::ValidationError;
 
 /// Fusion and rerank constants. Versioned: a change here is a ranking change, reported in
@@ -57,6 +58,9 @@ pub struct RankingProfile {
     /// When true, a recall whose query embedding cannot be computed fails instead of
     /// degrading to the lexical branch.
     pub vector_required: bool,
+    /// The fitted last step ([`super::learned`]), after follow-on credit; none keeps the
+    /// scores as fused and boosted.
+    pub reranker: Option<Reranker>,
 }
 
 /// How fused branches combine.
@@ -100,6 +104,7 @@ pub const CONVEX_1_PROFILE: RankingProfile = RankingProfile {
     corroboration_boost: 0.0,
     follow_share: 0.0,
     vector_required: false,
+    reranker: None,
 };
 
 /// `convex-1` plus follow-on credit ([`crate::follow`]) at 0.7 — the item after a strong
@@ -212,6 +217,23 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
             version.push_str(&format!(":{key}={value}"));
             continue;
         }
+        if let Some(feature) = key.strip_prefix("rr_") {
+            let weight: f64 = value
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .ok_or_else(|| invalid(format!("{key}: {value:?} is not a number")))?;
+            let model = profile.reranker.get_or_insert(Reranker::IDENTITY);
+            let slot = model.weight_mut(feature).ok_or_else(|| {
+                invalid(format!(
+                    "unknown reranker feature {feature:?} ({})",
+                    FEATURES.join(", ")
+                ))
+            })?;
+            *slot = weight;
+            version.push_str(&format!(":{key}={value}"));
+            continue;
+        }
         let number: f64 = value
             .parse()
             .ok()
@@ -277,6 +299,20 @@ mod tests {
         for key in NUMERIC_KEYS {
             assert!(parse_profile(&format!("hybrid:{key}=1")).is_ok(), "{key}");
         }
+    }
+
+    #[test]
+    fn reranker_weights_are_signed_and_start_from_the_identity() {
+        let profile = parse_profile("hybrid:rr_coverage=0.5:rr_both=-0.25").unwrap();
+        let model = profile.reranker.unwrap();
+        assert_eq!(model.weights[0], 1.0); // score, from the identity
+        assert_eq!(model.weights[3], -0.25);
+        assert_eq!(model.weights[5], 0.5);
+        assert_eq!(profile.version, "convex-3:rr_coverage=0.5:rr_both=-0.25");
+        let err = parse_profile("hybrid:rr_colour=1").unwrap_err();
+        assert!(err.reason.contains("colour") && err.reason.contains("coverage"));
+        assert!(parse_profile("hybrid:rr_score=inf").is_err());
+        assert_eq!(parse_profile("hybrid").unwrap().reranker, None);
     }
 
     #[test]
