@@ -403,9 +403,10 @@ pub struct EvalCommand {
     pub fit: Option<PathBuf>,
     /// With --fit: fit the reranker's feature weights (`rr_*`) on top of the first profile
     /// (a listwise softmax loss over each question's first 50 results) instead of its
-    /// constants.
-    #[arg(long, requires = "fit")]
-    pub fit_reranker: bool,
+    /// constants; only the features listed (comma-separated; all when none is), the rest
+    /// held where the first profile has them.
+    #[arg(long, requires = "fit", value_delimiter = ',', num_args = 0..)]
+    pub fit_reranker: Option<Vec<String>>,
     /// Embed each turn together with the turn before it in its session (queries as
     /// always): measures contextual document vectors against the plain ones.
     #[arg(long)]

@@ -687,7 +687,7 @@ async fn eval(
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         database,
         fit: args.fit.clone(),
-        fit_reranker: args.fit_reranker,
+        fit_reranker: args.fit_reranker.clone(),
         contextual_vectors: args.contextual_vectors,
     };
     let report = mnem_eval::run(&dataset, &options)

@@ -713,7 +713,7 @@ fn eval_prints_one_json_summary_with_quality_bytes_latency_and_no_leaks() {
     assert_eq!(report["dataset"], "locomo");
     let profile = &report["profiles"][0];
     assert_eq!(
-        profile["profile"], "lexical-3",
+        profile["profile"], "lexical-4",
         "lexical only without an embedder"
     );
     assert_eq!(profile["overall"]["questions"], 2);

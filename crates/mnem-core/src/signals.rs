@@ -4,12 +4,54 @@
 //! and how many independent sources stand behind it ([`Support`]). Pure functions, so
 //! every backend that returns the same pool and support gets the same signals.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
 use crate::graph::Tier;
-use crate::{RecallHit, TeamId};
+use crate::lexical::query_terms;
+use crate::{Evidence, RecallHit, SourceType, TeamId};
+
+/// The people a query names, read against conversation turns: a turn is *by* someone the
+/// query names when it opens with a speaker (`Name: …`, as the chat import writes turns)
+/// whose every word is among the query's terms. A first-person turn is about its
+/// speaker, yet the name is in every one of their turns and so weighs little in BM25:
+/// "what do Melanie's kids like?" is answered by Melanie's "they love dinosaurs", which
+/// never says her name. Other kinds of text are never read this way (a note's
+/// `Summary: …` names no one).
+pub struct NamedSpeakers {
+    terms: HashSet<String>,
+}
+
+/// A speaker label longer than this is a sentence with a colon in it, not a name.
+const MAX_SPEAKER_BYTES: usize = 40;
+
+impl NamedSpeakers {
+    pub fn of(query: &str) -> Self {
+        Self {
+            terms: query_terms(query).into_iter().collect(),
+        }
+    }
+
+    /// Whether `evidence` is a conversation turn spoken by someone the query names.
+    pub fn spoke(&self, evidence: &Evidence) -> bool {
+        evidence.source_type == SourceType::Conversation && self.opens_with_named(&evidence.content)
+    }
+
+    fn opens_with_named(&self, text: &str) -> bool {
+        let Some((speaker, _)) = text.split_once(": ") else {
+            return false;
+        };
+        if speaker.is_empty()
+            || speaker.len() > MAX_SPEAKER_BYTES
+            || speaker.contains(['.', '!', '?', '\n'])
+        {
+            return false;
+        }
+        let words = query_terms(speaker);
+        !words.is_empty() && words.iter().all(|w| self.terms.contains(w))
+    }
+}
 
 /// What memory says for an evidence item besides its text, read by the backend for the
 /// fused pool only (CONTRACT §2 step 5: a bounded tier weight and support signals, applied after
@@ -116,6 +158,17 @@ mod tests {
     use super::*;
     use crate::{EvidenceId, NewEvidence, ProfileId, Score, ScoreComponents, Timestamp};
     use uuid::Uuid;
+
+    #[test]
+    fn a_speaker_is_named_only_when_all_their_words_are_in_the_query() {
+        let named = NamedSpeakers::of("What do Ann Lee's kids like?");
+        assert!(named.opens_with_named("Ann Lee: they like dinosaurs"));
+        assert!(!named.opens_with_named("Bo: they like dinosaurs"));
+        assert!(!named.opens_with_named("Ann Smith: they like dinosaurs"));
+        assert!(!named.opens_with_named("no speaker here"));
+        assert!(!named.opens_with_named("Ann. Then: more"));
+        assert!(!named.opens_with_named(": Ann"));
+    }
 
     fn hit(id: u128, group: Option<&str>, fused: f64, observed: i64) -> RecallHit {
         let mut new = NewEvidence::new(format!("item {id}"));

@@ -32,7 +32,7 @@ pub const MAX_SWEEPS: usize = 4;
 /// `branch_pool` is not fitted because the candidates were read once at the starting depth;
 /// `tier_boost` and `corroboration_boost` are not, because the benchmark files hold no
 /// relationships and no repeated texts (their candidates have no support to weigh).
-pub const FITTED_KEYS: [&str; 10] = [
+pub const FITTED_KEYS: [&str; 11] = [
     "vector_weight",
     "lexical_rank_weight",
     "vector_rank_weight",
@@ -42,6 +42,7 @@ pub const FITTED_KEYS: [&str; 10] = [
     "temporal_boost",
     "group_boost",
     "recency_boost",
+    "speaker_boost",
     "follow_share",
 ];
 
@@ -204,11 +205,28 @@ struct RankedList {
 /// Fits the reranker's weights ([`mnem_core::pipeline::learned`]) on top of `start`: each
 /// scored question's first [`DEPTH`] results under `start` (fused, boosted, followed),
 /// a listwise softmax loss whose target is spread evenly over the question's gold results,
-/// plus [`RERANK_L2`] towards the identity. Questions without a gold result in the list
-/// teach nothing and are left out of the loss (not of the MRR). Deterministic.
-pub fn fit_reranker(questions: &[FitQuestion], start: &str) -> Result<FitReport, EvalError> {
+/// plus [`RERANK_L2`] towards the start. Only the weights of `features` move (every
+/// feature when it is empty); the others stay at the start's (the identity's when the
+/// start has no reranker). Questions without a gold result in the list teach nothing and
+/// are left out of the loss (not of the MRR). Deterministic.
+pub fn fit_reranker(
+    questions: &[FitQuestion],
+    start: &str,
+    features: &[String],
+) -> Result<FitReport, EvalError> {
     let mut starting = parse_profile(start).map_err(|e| EvalError::Fit(e.to_string()))?;
     let start_mrr = mrr(questions, &starting);
+    let identity = starting.reranker.unwrap_or(Reranker::IDENTITY).weights;
+    let mut fitted_feature = [features.is_empty(); FEATURES.len()];
+    for feature in features {
+        let index = FEATURES.iter().position(|f| f == feature).ok_or_else(|| {
+            EvalError::Fit(format!(
+                "unknown reranker feature {feature:?} ({})",
+                FEATURES.join(", ")
+            ))
+        })?;
+        fitted_feature[index] = true;
+    }
     starting.reranker = None;
     let lists: Vec<RankedList> = questions
         .iter()
@@ -227,7 +245,6 @@ pub fn fit_reranker(questions: &[FitQuestion], start: &str) -> Result<FitReport,
         })
         .filter(|list| list.gold.iter().any(|g| *g) && list.gold.len() > 1)
         .collect();
-    let identity = Reranker::IDENTITY.weights;
     let mut weights = identity;
     for _ in 0..RERANK_STEPS {
         let mut gradient = [0.0; FEATURES.len()];
@@ -237,8 +254,10 @@ pub fn fit_reranker(questions: &[FitQuestion], start: &str) -> Result<FitReport,
         for (i, g) in gradient.iter_mut().enumerate() {
             *g = *g / lists.len().max(1) as f64 + 2.0 * RERANK_L2 * (weights[i] - identity[i]);
         }
-        for (w, g) in weights.iter_mut().zip(gradient) {
-            *w -= RERANK_STEP_SIZE * g;
+        for ((w, g), fitted) in weights.iter_mut().zip(gradient).zip(fitted_feature) {
+            if fitted {
+                *w -= RERANK_STEP_SIZE * g;
+            }
         }
     }
     let base = start.split(':').next().unwrap_or_default();
@@ -293,6 +312,7 @@ fn value_of(profile: &RankingProfile, key: &str) -> f64 {
         "group_boost" => profile.group_boost,
         "recency_boost" => profile.recency_boost,
         "follow_share" => profile.follow_share,
+        "speaker_boost" => profile.speaker_boost,
         _ => 0.0,
     }
 }
@@ -371,8 +391,8 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=0.05", |_, _| {}).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-3:"));
-        let fitted = parse_profile(&report.fitted.replacen("convex-3", "hybrid", 1)).unwrap();
+        assert!(report.fitted.starts_with("convex-4:"));
+        let fitted = parse_profile(&report.fitted.replacen("convex-4", "hybrid", 1)).unwrap();
         assert_eq!(mrr(&questions, &fitted), 1.0);
         assert_eq!(report.moves.len(), 1);
     }
@@ -383,7 +403,7 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=2", |_, _| {}).unwrap();
         assert_eq!(report.fitted_mrr, report.start_mrr);
         assert!(report.moves.is_empty());
-        assert_eq!(report.fitted, "convex-3:vector_weight=2");
+        assert_eq!(report.fitted, "convex-4:vector_weight=2");
     }
 
     /// Both branches put a distractor first; only the gold item holds every query term.
@@ -421,14 +441,24 @@ mod tests {
     #[test]
     fn the_reranker_fit_learns_the_feature_that_finds_gold_and_names_it_in_the_spec() {
         let questions = coverage_knows_best(4);
-        let report = fit_reranker(&questions, "hybrid").unwrap();
+        let report = fit_reranker(&questions, "hybrid", &[]).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-3:rr_score="));
+        assert!(report.fitted.starts_with("convex-4:rr_score="));
         let fitted = parse_profile(&report.fitted).unwrap();
         let coverage = fitted.reranker.unwrap().weights[5];
         assert!(coverage > 0.0, "coverage weight {coverage}");
         assert_eq!(mrr(&questions, &fitted), 1.0);
+        // Held features keep the start's weights.
+        let held = fit_reranker(&questions, "hybrid:rr_both=0.5", &["coverage".into()]).unwrap();
+        let held = parse_profile(&held.fitted)
+            .unwrap()
+            .reranker
+            .unwrap()
+            .weights;
+        assert_eq!((held[0], held[3]), (1.0, 0.5));
+        assert!(held[5] > 0.0);
+        assert!(fit_reranker(&questions, "hybrid", &["colour".into()]).is_err());
     }
 
     #[test]

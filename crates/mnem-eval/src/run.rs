@@ -56,9 +56,10 @@ pub struct EvalOptions {
     /// Fit the first profile's constants to this file's scored questions
     /// ([`crate::fit`]), write the fitted spec here, and measure it after the others.
     pub fit: Option<PathBuf>,
-    /// Fit a reranker on top of the first profile instead of its constants
-    /// ([`crate::fit::fit_reranker`]), written to `fit` the same way.
-    pub fit_reranker: bool,
+    /// Fit a reranker's weights for these features (all when empty) on top of the first
+    /// profile instead of its constants ([`crate::fit::fit_reranker`]), written to `fit`
+    /// the same way.
+    pub fit_reranker: Option<Vec<String>>,
     /// Embed each turn with the turn before it in its session
     /// ([`crate::contextual`]): a measurement, not a product mode.
     pub contextual_vectors: bool,
@@ -77,7 +78,7 @@ impl Default for EvalOptions {
             progress: false,
             database: None,
             fit: None,
-            fit_reranker: false,
+            fit_reranker: None,
             contextual_vectors: false,
         }
     }
@@ -253,8 +254,8 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
     }
     progress.finish_and_clear();
     tracing::info!(questions = questions.len(), start = %start.version, "fitting");
-    if options.fit_reranker {
-        return fit::fit_reranker(&questions, &start.version);
+    if let Some(features) = &options.fit_reranker {
+        return fit::fit_reranker(&questions, &start.version, features);
     }
     fit::fit(&questions, &start.version, |spec, mrr| {
         tracing::info!(mrr = format!("{mrr:.4}"), %spec, "fit: kept a move");

@@ -9,13 +9,12 @@
 //! them. The new score is the logistic of the sum: in (0, 1), and with only the `score`
 //! weight at 1 the order is exactly the order before.
 
-use std::collections::HashSet;
-
 use serde::Serialize;
 
 use super::{RankingProfile, RecallHit, RecallPlan};
 use crate::lexical::{matched_terms, query_terms};
 use crate::order::sort_hits;
+use crate::signals::NamedSpeakers;
 use crate::Score;
 
 /// The features, in weight order; profile specs name a weight `rr_<feature>`.
@@ -60,14 +59,15 @@ impl Reranker {
 /// a speaker.
 pub struct FeatureContext {
     terms: Vec<String>,
-    named: HashSet<String>,
+    speakers: NamedSpeakers,
 }
 
 impl FeatureContext {
     pub fn new(query: &str) -> Self {
-        let terms = query_terms(query);
-        let named = terms.iter().cloned().collect();
-        Self { terms, named }
+        Self {
+            terms: query_terms(query),
+            speakers: NamedSpeakers::of(query),
+        }
     }
 
     /// A result's features, in [`FEATURES`] order.
@@ -90,24 +90,10 @@ impl FeatureContext {
             f64::from(u8::from(c.follows.is_some())),
             coverage,
             (1.0 + text.len() as f64).ln() / 10.0,
-            f64::from(u8::from(self.speaker_named(text))),
+            f64::from(u8::from(self.speakers.spoke(&hit.evidence))),
             top(c.lexical_rank),
             top(c.vector_rank),
         ]
-    }
-
-    /// Whether the text opens with a speaker (`Name: …`, as chat turns are written) whose
-    /// every word is among the query's terms: a first-person turn is about its speaker,
-    /// while the name itself is in every one of their turns and so weighs little in BM25.
-    fn speaker_named(&self, text: &str) -> bool {
-        let Some((speaker, _)) = text.split_once(": ") else {
-            return false;
-        };
-        if speaker.is_empty() || speaker.len() > 40 || speaker.contains(['.', '!', '?', '\n']) {
-            return false;
-        }
-        let words = query_terms(speaker);
-        !words.is_empty() && words.iter().all(|w| self.named.contains(w))
     }
 }
 
@@ -139,7 +125,9 @@ pub fn rerank(hits: &mut Vec<RecallHit>, plan: &RecallPlan, profile: &RankingPro
 mod tests {
     use super::*;
     use crate::pipeline::{hit, ScoreComponents, DEFAULT_PROFILE};
-    use crate::{Actor, EvidenceId, NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
+    use crate::{
+        Actor, EvidenceId, NewEvidence, ProfileId, RecallQuery, SourceType, TeamId, Timestamp,
+    };
     use uuid::Uuid;
 
     const ACTOR: Actor = Actor {
@@ -270,13 +258,14 @@ mod tests {
     }
 
     #[test]
-    fn a_speaker_counts_as_named_only_when_all_their_words_are_in_the_query() {
-        let context = FeatureContext::new("What do Ann Lee's kids like?");
-        assert!(context.speaker_named("Ann Lee: they like dinosaurs"));
-        assert!(!context.speaker_named("Bo: they like dinosaurs"));
-        assert!(!context.speaker_named("Ann Smith: they like dinosaurs"));
-        assert!(!context.speaker_named("no speaker here"));
-        assert!(!context.speaker_named("Ann. Then: more"));
+    fn only_a_conversation_turn_has_a_speaker() {
+        let context = FeatureContext::new("What did Ann plan?");
+        let note = ranked(1, "Ann: the plan", 0.5, ScoreComponents::default());
+        let mut turn = note.clone();
+        turn.evidence.source_type = SourceType::Conversation;
+        let speaker = FEATURES.iter().position(|f| *f == "speaker").unwrap();
+        assert_eq!(context.features(&turn)[speaker], 1.0);
+        assert_eq!(context.features(&note)[speaker], 0.0);
     }
 
     #[test]
