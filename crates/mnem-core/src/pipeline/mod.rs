@@ -358,7 +358,6 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     };
     let tier_weight = supported(Support::tier_grade, profile.tier_boost);
     let corroboration_weight = supported(Support::corroboration_grade, profile.corroboration_boost);
-
     let max_multiplier = 1.0
         + phrase_weight
         + temporal_weight
@@ -469,7 +468,7 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_by_the_speaker_the_query_names_rises_after_follow_on_credit() {
+    fn a_turn_by_the_speaker_the_query_names_rises_and_a_note_with_a_colon_does_not() {
         let plan = plan(RecallQuery::text("what do Melanie's kids like"));
         let mut hits = vec![
             scored(turn(1, "Caroline: my kids like the museum"), 0.9),
@@ -485,22 +484,19 @@ mod tests {
 
     #[test]
     fn without_a_named_speaker_among_the_results_nothing_changes() {
-        let plan = plan(RecallQuery::text("what do the kids like"));
+        let unnamed = plan(RecallQuery::text("what do the kids like"));
         let mut hits = vec![
             scored(turn(1, "Caroline: my kids like the museum"), 0.9),
             scored(turn(2, "Melanie: they love dinosaurs"), 0.7),
         ];
         let before = hits.clone();
-        boost_named_speakers(&mut hits, &plan, &DEFAULT_PROFILE);
+        boost_named_speakers(&mut hits, &unnamed, &DEFAULT_PROFILE);
         assert_eq!(hits, before);
+        // A profile without the boost leaves even a named speaker's turn alone.
         let mut hits = before.clone();
-        let named = plan_named();
+        let named = plan(RecallQuery::text("what does Melanie like"));
         boost_named_speakers(&mut hits, &named, &CONVEX_3_PROFILE);
         assert_eq!(hits, before);
-    }
-
-    fn plan_named() -> RecallPlan {
-        plan(RecallQuery::text("what does Melanie like"))
     }
 
     #[test]

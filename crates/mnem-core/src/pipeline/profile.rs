@@ -52,8 +52,8 @@ pub struct RankingProfile {
     pub tier_boost: f64,
     pub corroboration_boost: f64,
     /// A conversation turn spoken by someone the query names
-    /// ([`crate::signals::NamedSpeakers`]), applied like the boosts above; it enters the
-    /// normaliser only when some candidate is such a turn.
+    /// ([`crate::signals::NamedSpeakers`]) scores up to `1 + speaker_boost` times the
+    /// others; applied after follow-on credit, and only when some result is such a turn.
     pub speaker_boost: f64,
     /// Follow-on credit ([`crate::follow`]): the next item after each of the first
     /// `limit` results in its source group scores at least this share of that result.
@@ -125,7 +125,7 @@ pub const CONVEX_2_PROFILE: RankingProfile = RankingProfile {
 
 /// `convex-2` plus the bounded support signals — an item proving a `fact` ranks
 /// up to 15% higher (`validated_claim` 7.5%), one whose text two other source groups
-/// also wrote up to 10%. What every recall uses unless told otherwise. The bounds are
+/// also wrote up to 10%. The bounds are
 /// chosen, not fitted: the development files hold conversations without relationships or
 /// repeated texts, where this profile ranks exactly as `convex-2` (the signals enter only
 /// when a candidate has support); small enough that an item needs ~87% of a plain item's
