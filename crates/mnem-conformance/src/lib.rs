@@ -100,6 +100,7 @@ macro_rules! conformance_suite {
                 evidence_windows_that_overlap_merge_and_every_id_appears_once,
                 evidence_window_bytes_count_against_the_budget_and_neighbours_go_first,
                 follow_on_credit_lifts_only_the_next_eligible_item_of_the_group,
+                a_turn_by_the_speaker_the_query_names_rises_above_a_closer_match,
             );
         }
         mod graph {

@@ -6,8 +6,8 @@
 //! credit has its own case at the end.
 
 use mnem_core::{
-    Evidence, EvidenceId, NewEvidence, RecallHit, RecallQuery, Space, CONVEX_1_PROFILE,
-    DEFAULT_PROFILE,
+    Evidence, EvidenceId, NewEvidence, RecallHit, RecallQuery, SourceType, Space, CONVEX_1_PROFILE,
+    CONVEX_3_PROFILE, DEFAULT_PROFILE,
 };
 
 use crate::helpers::{want_increasing_stamps, want_order, Backend, Fixture};
@@ -300,4 +300,75 @@ pub async fn follow_on_credit_lifts_only_the_next_eligible_item_of_the_group<S: 
     let off = fx.with_profile(CONVEX_1_PROFILE);
     let alone = off.recall(windowed("zeppelin", 0)).await;
     want_order(&alone, &[&items[1]], "without the credit, the match alone");
+}
+
+/// The named-speaker lift: a conversation turn whose speaker the query names outranks a
+/// somewhat better match by someone else, and only under a profile that weighs it; a note
+/// written like a turn is never read as one.
+pub async fn a_turn_by_the_speaker_the_query_names_rises_above_a_closer_match<S: Backend>(
+    fx: Fixture<S>,
+) {
+    // Each text in a group of its own, so no follow-on credit passes between them; small
+    // talk beside them so the matched words are rarer than the rest.
+    let spoken = |n: i64, group: &str, text: &str, source_type: SourceType| {
+        let mut new = NewEvidence::new(text);
+        new.source_type = source_type;
+        new.source_key = Some(group.into());
+        new.observed_at = Some(crate::helpers::START.plus_seconds(n));
+        new
+    };
+    let conversation = SourceType::Conversation;
+    let mut items = Vec::new();
+    for (n, group, text, source_type) in [
+        (
+            1,
+            "a",
+            "Bo: Ann, the zeppelin! The zeppelin over the harbour",
+            conversation,
+        ),
+        (
+            2,
+            "b",
+            "Ann: a zeppelin over the harbour today",
+            conversation,
+        ),
+        (3, "c", "Ann: harbour minutes", SourceType::Manual),
+    ] {
+        items.push(fx.remember_with(spoken(n, group, text, source_type)).await);
+    }
+    for n in 4..=9 {
+        let text = format!("Cy: small talk number {n}");
+        fx.remember_with(spoken(n, "d", &text, conversation)).await;
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    let query = || RecallQuery {
+        window: 0,
+        ..RecallQuery::text("what did Ann see of the zeppelin")
+    };
+    let hits = fx.recall(query()).await;
+    assert_eq!(
+        hits.first().map(|hit| hit.evidence.id),
+        Some(items[1].id),
+        "Ann's own turn leads under the default, which lifts it"
+    );
+    assert!(
+        hits[0].components.speaker,
+        "the leader is marked as spoken by Ann"
+    );
+    let note = hits.iter().find(|hit| hit.evidence.id == items[2].id);
+    assert!(
+        note.is_some_and(|hit| !hit.components.speaker),
+        "a manual note that opens with `Ann:` is a candidate but not a turn"
+    );
+    assert!(
+        hits.iter()
+            .all(|hit| hit.score.value() > 0.0 && hit.score.value() <= 1.0),
+        "lifted scores stay in (0, 1]"
+    );
+    let unlifted = fx.with_profile(CONVEX_3_PROFILE).recall(query()).await;
+    assert_eq!(
+        unlifted.first().map(|hit| hit.evidence.id),
+        Some(items[0].id),
+        "without the lift the closer match (the rarest word twice) leads"
+    );
 }
