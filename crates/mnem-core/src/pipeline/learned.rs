@@ -1,13 +1,15 @@
 //! A fitted linear reranker: the last ranking step, over features the pipeline already
 //! has for every result (its score so far, each branch's relevance and rank, follow-on
-//! credit) and two it reads from the text (how many of the query's terms it holds, its
+//! credit) and three it reads from the text (how many of the query's terms it holds, its
 //! length, whether its speaker is named in the query).
 //!
 //! No cross-encoder weights ship in a registry package, so the model is a weighted sum
-//! whose weights are profile constants, fitted by `mnem eval --fit-reranker` (a listwise
-//! softmax loss over each question's results) and committed with the command that fitted
-//! them. The new score is the logistic of the sum: in (0, 1), and with only the `score`
-//! weight at 1 the order is exactly the order before.
+//! whose weights are profile constants (`rr_*`), fitted by `mnem eval --fit OUT
+//! --fit-reranker` (a listwise softmax loss over each question's results). A built-in
+//! profile would commit its weights with that command; none does, because no fit carried
+//! over from one development file to the other (ARCHITECTURE "Ranking signals tried").
+//! The new score is the logistic of the sum: in (0, 1), and with only the `score` weight
+//! at 1 the order is exactly the order before.
 
 use serde::Serialize;
 
