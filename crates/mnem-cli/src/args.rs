@@ -403,9 +403,17 @@ pub struct EvalCommand {
     pub fit: Option<PathBuf>,
     /// With --fit: fit the reranker's feature weights (`rr_*`) on top of the first profile
     /// (a listwise softmax loss over each question's first 50 results) instead of its
-    /// constants; only the features listed (comma-separated; all when none is), the rest
-    /// held where the first profile has them.
-    #[arg(long, requires = "fit", value_delimiter = ',', num_args = 0..)]
+    /// constants; only the features listed (`--fit-reranker=score,coverage`; all when none
+    /// is), the rest held where the first profile has them.
+    #[arg(
+        long,
+        requires = "fit",
+        value_name = "FEATURES",
+        value_delimiter = ',',
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
     pub fit_reranker: Option<Vec<String>>,
     /// Embed each turn together with the turn before it in its session (queries as
     /// always): measures contextual document vectors against the plain ones.

@@ -687,7 +687,13 @@ async fn eval(
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         database,
         fit: args.fit.clone(),
-        fit_reranker: args.fit_reranker.clone(),
+        fit_reranker: args.fit_reranker.as_ref().map(|features| {
+            features
+                .iter()
+                .filter(|feature| !feature.is_empty())
+                .cloned()
+                .collect()
+        }),
         contextual_vectors: args.contextual_vectors,
     };
     let report = mnem_eval::run(&dataset, &options)

@@ -1100,3 +1100,49 @@ fn a_closed_stdout_ends_the_command_quietly() {
         );
     }
 }
+
+#[test]
+fn eval_fits_a_reranker_without_taking_the_dataset_arguments_as_features() {
+    let file = eval_fixture("locomo_mini.json");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("fitted.spec");
+    let spec_arg = spec.display().to_string();
+    // Bare `--fit-reranker` before the positionals: every feature, positionals intact.
+    let all = mnem(
+        None,
+        &[
+            "--embedder",
+            "none",
+            "eval",
+            "--fit",
+            &spec_arg,
+            "--fit-reranker",
+            "locomo",
+            &file,
+        ],
+    );
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    let fitted = std::fs::read_to_string(&spec).unwrap();
+    assert!(fitted.starts_with("lexical-4:rr_score="), "{fitted}");
+    assert!(mnem_core::parse_profile(fitted.trim()).is_ok());
+    // A list fits only the features named; an unknown one is refused by name.
+    let some = mnem(
+        None,
+        &[
+            "--embedder",
+            "none",
+            "eval",
+            "--fit",
+            &spec_arg,
+            "--fit-reranker=colour",
+            "locomo",
+            &file,
+        ],
+    );
+    assert!(!some.status.success());
+    assert!(String::from_utf8_lossy(&some.stderr).contains("colour"));
+}
