@@ -1,7 +1,8 @@
 //! Signals beyond a candidate's own match. Over the whole fused pool: how relevant a
 //! result's source group is, and where it sits in the pool's time span. Per candidate,
 //! read from memory rather than the text: what the relationships it proves have earned,
-//! and how many independent sources stand behind it ([`Support`]). Pure functions, so
+//! and how many independent sources stand behind it ([`Support`]). Per query: which
+//! conversation turns are spoken by someone it names ([`NamedSpeakers`]). Pure functions, so
 //! every backend that returns the same pool and support gets the same signals.
 
 use std::collections::{HashMap, HashSet};
@@ -10,6 +11,7 @@ use serde::Serialize;
 
 use crate::graph::Tier;
 use crate::lexical::query_terms;
+use crate::text::floor_char_boundary;
 use crate::{Evidence, RecallHit, SourceType, TeamId};
 
 /// The people a query names, read against conversation turns: a turn is *by* someone the
@@ -39,13 +41,12 @@ impl NamedSpeakers {
     }
 
     fn opens_with_named(&self, text: &str) -> bool {
-        let Some((speaker, _)) = text.split_once(": ") else {
+        // Only the opening can hold a label: a long turn is not scanned for a colon.
+        let opening = &text[..floor_char_boundary(text, MAX_SPEAKER_BYTES + 2)];
+        let Some((speaker, _)) = opening.split_once(": ") else {
             return false;
         };
-        if speaker.is_empty()
-            || speaker.len() > MAX_SPEAKER_BYTES
-            || speaker.contains(['.', '!', '?', '\n'])
-        {
+        if speaker.is_empty() || speaker.contains(['.', '!', '?', '\n']) {
             return false;
         }
         let words = query_terms(speaker);
@@ -168,6 +169,15 @@ mod tests {
         assert!(!named.opens_with_named("no speaker here"));
         assert!(!named.opens_with_named("Ann. Then: more"));
         assert!(!named.opens_with_named(": Ann"));
+        let long_label = format!("{}: Ann", "Ann ".repeat(12));
+        assert!(
+            !named.opens_with_named(&long_label),
+            "a label past 40 bytes is a sentence"
+        );
+        assert!(
+            !named.opens_with_named(&"é".repeat(30)),
+            "cut at a char boundary"
+        );
     }
 
     fn hit(id: u128, group: Option<&str>, fused: f64, observed: i64) -> RecallHit {
