@@ -15,7 +15,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::order::sort_hits;
 use crate::pipeline::{self, RankingProfile, RecallHit, RecallPlan, ScoreComponents};
 use crate::window::Neighbours;
 use crate::{Actor, Evidence, EvidenceId, Score};
@@ -96,14 +95,7 @@ pub fn follow_on(
             }
         }
     }
-    if let Some(floor) = plan.query.min_score {
-        hits.retain(|hit| hit.score.value() >= floor);
-    }
-    sort_hits(
-        &mut hits,
-        plan.query.order,
-        plan.query.scope_filter().is_widened(),
-    );
+    pipeline::floor_and_order(&mut hits, plan);
     hits
 }
 

@@ -15,7 +15,6 @@ use serde::Serialize;
 
 use super::{RankingProfile, RecallHit, RecallPlan};
 use crate::lexical::{matched_terms, query_terms};
-use crate::order::sort_hits;
 use crate::signals::NamedSpeakers;
 use crate::Score;
 
@@ -113,14 +112,7 @@ pub fn rerank(hits: &mut Vec<RecallHit>, plan: &RecallPlan, profile: &RankingPro
         let logit = model.logit(&context.features(hit));
         hit.score = Score::from_unit(1.0 / (1.0 + (-logit).exp()));
     }
-    if let Some(floor) = plan.query.min_score {
-        hits.retain(|hit| hit.score.value() >= floor);
-    }
-    sort_hits(
-        hits,
-        plan.query.order,
-        plan.query.scope_filter().is_widened(),
-    );
+    super::floor_and_order(hits, plan);
 }
 
 #[cfg(test)]
@@ -137,7 +129,7 @@ mod tests {
         profile: ProfileId(Uuid::from_u128(2)),
     };
 
-    fn ranked(id: u128, text: &str, score: f64, components: ScoreComponents) -> RecallHit {
+    fn ranked(id: u128, text: &str, score: f64) -> RecallHit {
         let evidence = NewEvidence::new(text)
             .into_evidence(
                 EvidenceId(Uuid::from_u128(id)),
@@ -146,7 +138,25 @@ mod tests {
                 Timestamp::from_seconds(id as i64),
             )
             .unwrap();
-        hit(evidence, Score::from_unit(score), components)
+        hit(
+            evidence,
+            Score::from_unit(score),
+            ScoreComponents::default(),
+        )
+    }
+
+    /// The first scores higher; the second holds both of "kids dinosaurs".
+    fn museum_then_kids() -> Vec<RecallHit> {
+        vec![
+            ranked(1, "dinosaurs at the museum", 0.8),
+            ranked(2, "the kids love dinosaurs", 0.7),
+        ]
+    }
+
+    fn coverage_weighted(weight: f64) -> RankingProfile {
+        let mut model = Reranker::IDENTITY;
+        *model.weight_mut("coverage").unwrap() = weight;
+        with_model(model.weights)
     }
 
     fn plan(query: RecallQuery) -> RecallPlan {
@@ -167,24 +177,9 @@ mod tests {
     #[test]
     fn the_model_reorders_by_its_features_and_keeps_scores_in_the_unit_interval() {
         // b scores a little lower but holds both query terms; a weight on coverage lifts it.
-        let mut hits = vec![
-            ranked(
-                1,
-                "dinosaurs at the museum",
-                0.8,
-                ScoreComponents::default(),
-            ),
-            ranked(
-                2,
-                "the kids love dinosaurs",
-                0.7,
-                ScoreComponents::default(),
-            ),
-        ];
+        let mut hits = museum_then_kids();
         let plan = plan(RecallQuery::text("kids dinosaurs"));
-        let mut weights = Reranker::IDENTITY.weights;
-        weights[5] = 2.0; // coverage
-        rerank(&mut hits, &plan, &with_model(weights));
+        rerank(&mut hits, &plan, &coverage_weighted(2.0));
         assert_eq!(ids(&hits), vec![2, 1]);
         assert!(hits
             .iter()
@@ -193,20 +188,7 @@ mod tests {
 
     #[test]
     fn the_identity_model_keeps_the_order() {
-        let mut hits = vec![
-            ranked(
-                1,
-                "dinosaurs at the museum",
-                0.8,
-                ScoreComponents::default(),
-            ),
-            ranked(
-                2,
-                "the kids love dinosaurs",
-                0.7,
-                ScoreComponents::default(),
-            ),
-        ];
+        let mut hits = museum_then_kids();
         let plan = plan(RecallQuery::text("kids dinosaurs"));
         rerank(&mut hits, &plan, &with_model(Reranker::IDENTITY.weights));
         assert_eq!(ids(&hits), vec![1, 2]);
@@ -215,30 +197,21 @@ mod tests {
     #[test]
     fn the_floor_applies_to_the_new_scores() {
         let mut hits = vec![
-            ranked(
-                1,
-                "dinosaurs at the museum",
-                0.9,
-                ScoreComponents::default(),
-            ),
-            ranked(2, "nothing in common", 0.5, ScoreComponents::default()),
+            ranked(1, "dinosaurs at the museum", 0.9),
+            ranked(2, "nothing in common", 0.5),
         ];
         let plan = plan(RecallQuery {
             min_score: Some(0.4),
             ..RecallQuery::text("dinosaurs")
         });
-        let mut weights = Reranker::IDENTITY.weights;
-        weights[5] = 1.0; // coverage: hit 1 rises to σ(ln 0.9 + 1) ≈ 0.71, hit 2 is σ(ln 0.5) ≈ 0.33
-        rerank(&mut hits, &plan, &with_model(weights));
+        // Coverage 1: hit 1 rises to σ(ln 0.9 + 1) ≈ 0.71, hit 2 stays σ(ln 0.5) ≈ 0.33.
+        rerank(&mut hits, &plan, &coverage_weighted(1.0));
         assert_eq!(ids(&hits), vec![1]);
     }
 
     #[test]
     fn a_profile_without_a_model_changes_nothing() {
-        let mut hits = vec![
-            ranked(1, "a", 0.2, ScoreComponents::default()),
-            ranked(2, "b", 0.7, ScoreComponents::default()),
-        ];
+        let mut hits = vec![ranked(1, "a", 0.2), ranked(2, "b", 0.7)];
         let before = hits.clone();
         let plan = plan(RecallQuery::text("a"));
         rerank(
@@ -262,7 +235,7 @@ mod tests {
     #[test]
     fn only_a_conversation_turn_has_a_speaker() {
         let context = FeatureContext::new("What did Ann plan?");
-        let note = ranked(1, "Ann: the plan", 0.5, ScoreComponents::default());
+        let note = ranked(1, "Ann: the plan", 0.5);
         let mut turn = note.clone();
         turn.evidence.source_type = SourceType::Conversation;
         let speaker = FEATURES.iter().position(|f| *f == "speaker").unwrap();

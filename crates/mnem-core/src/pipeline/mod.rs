@@ -190,6 +190,12 @@ fn boost_named_speakers(hits: &mut Vec<RecallHit>, plan: &RecallPlan, profile: &
         let multiplier = if hit.components.speaker { most } else { 1.0 };
         hit.score = Score::from_unit(hit.score.value() * multiplier / most);
     }
+    floor_and_order(hits, plan);
+}
+
+/// After a step that rescored hits: the floor again (it holds against the scores a
+/// reader sees), then the order contract's order.
+pub(crate) fn floor_and_order(hits: &mut Vec<RecallHit>, plan: &RecallPlan) {
     if let Some(floor) = plan.query.min_score {
         hits.retain(|hit| hit.score.value() >= floor);
     }
