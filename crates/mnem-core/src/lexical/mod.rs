@@ -20,6 +20,9 @@ use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 
 use crate::text::{floor_char_boundary, is_stopword, MAX_QUERY_TERMS};
 
+pub mod blocks;
+pub mod topk;
+
 /// Longer runs (a pasted blob, a long hash) are cut to this many bytes, on both sides:
 /// a term stays findable by itself without letting one token cost kilobytes per posting.
 pub const MAX_TERM_BYTES: usize = 128;
