@@ -100,7 +100,7 @@ async fn required_full_text_failure_is_an_error() {
         .unwrap();
     // Break the full-text index underneath the store, as corruption would.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE lexical_fts").unwrap();
+    conn.execute_batch("DROP TABLE lexical_blocks").unwrap();
     drop(conn);
     let memory = Memory::open(store, None).await.unwrap();
     let result = memory.recall(&actor, RecallQuery::text("backup")).await;

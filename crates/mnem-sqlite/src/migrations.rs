@@ -27,19 +27,22 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_hypotheses.sql"),
     include_str!("migrations/0013_communities.sql"),
     include_str!("migrations/0014_hypothesis_model_readings.sql"),
+    include_str!("migrations/0015_lexical_blocks.sql"),
 ];
 
 /// The Rust step of a migration, by the version it produces.
 fn backfill(version: i64) -> Option<Backfill> {
     match version {
-        9 => Some(|conn| {
-            let indexed = crate::lexical::index_all(conn)?;
-            tracing::info!(indexed, "full-text index rebuilt on mnem's terms");
-            Ok(())
-        }),
+        // Version 9's FTS5 index is dropped by 15, which rebuilds the index and the
+        // statistics from the stored texts: a file older than 9 is indexed once, at 15.
         10 => Some(|conn| {
             let rehashed = rehash_current(conn)?;
             tracing::info!(rehashed, "content hashes recomputed on normalised text");
+            Ok(())
+        }),
+        15 => Some(|conn| {
+            let indexed = crate::lexical::index_all(conn)?;
+            tracing::info!(indexed, "full-text index rebuilt as block posting lists");
             Ok(())
         }),
         _ => None,
@@ -151,7 +154,7 @@ mod tests {
     }
 
     #[test]
-    fn version_9_indexes_the_texts_already_stored_per_team() {
+    fn an_older_file_is_indexed_per_team_as_block_posting_lists() {
         let mut conn = version_8_file();
         migrate(&mut conn).unwrap();
         let stats = |team: [u8; 16]| -> (i64, i64) {
@@ -165,18 +168,26 @@ mod tests {
         assert_eq!(stats([1; 16]), (2, 7));
         assert_eq!(stats([2; 16]), (1, 1));
         let holding = |team: [u8; 16], term: &str| -> i64 {
-            // Indexed tokens are the team's id in hex, then the term.
-            let hex: String = team.iter().map(|b| format!("{b:02x}")).collect();
-            let token = format!("{hex}{term}");
             conn.query_row(
-                "SELECT doc FROM lexical_rows WHERE term = ?1",
-                [token],
+                "SELECT documents FROM lexical_terms WHERE team_id = ?1 AND term = ?2",
+                rusqlite::params![team.as_slice(), term],
                 |row| row.get(0),
             )
             .optional()
             .unwrap()
             .unwrap_or(0)
         };
+        let postings = |team: [u8; 16], term: &str| -> i64 {
+            conn.query_row(
+                "SELECT coalesce(sum(postings), 0) FROM lexical_blocks \
+                 WHERE team_id = ?1 AND term = ?2",
+                rusqlite::params![team.as_slice(), term],
+                |row| row.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(postings([1; 16], "pipelin"), 2);
+        assert_eq!(postings([2; 16], "deploy"), 0);
         assert_eq!(holding([1; 16], "pipelin"), 2);
         assert_eq!(holding([1; 16], "deploy"), 2);
         assert_eq!(holding([1; 16], "twice"), 1);

@@ -43,6 +43,10 @@ impl BlockSummary {
     }
 }
 
+/// A block as a backend stores and returns it: its summary columns and its encoded
+/// postings ([`Block::encode`]).
+pub type StoredBlock = (BlockSummary, Vec<u8>);
+
 /// A stored block's bytes could not be read back.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum BlockError {

@@ -25,7 +25,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use uuid::Uuid;
 
-use super::blocks::{Block, BlockError, BlockSummary, Posting};
+use super::blocks::{Block, BlockError, BlockSummary, Posting, StoredBlock};
 use super::Bm25;
 
 /// Eligibility is asked for at most this many documents at a time.
@@ -134,7 +134,7 @@ struct Cursor {
     idf: f64,
     /// The most this term adds to any document of the team.
     list_bound: f64,
-    blocks: VecDeque<(BlockSummary, Vec<u8>)>,
+    blocks: VecDeque<StoredBlock>,
     /// The caller has supplied every block from the last asked position on.
     complete: bool,
     decoded: Option<Block>,
@@ -342,12 +342,7 @@ impl TopK {
 
     /// Blocks of `term` from the position last asked for, in doc order; `complete` when
     /// there are no more after them.
-    pub fn supply_blocks(
-        &mut self,
-        term: usize,
-        blocks: Vec<(BlockSummary, Vec<u8>)>,
-        complete: bool,
-    ) {
+    pub fn supply_blocks(&mut self, term: usize, blocks: Vec<StoredBlock>, complete: bool) {
         if let Some(cursor) = self.cursors.get_mut(term) {
             cursor.complete = complete || blocks.is_empty();
             cursor.blocks.extend(blocks);
@@ -456,7 +451,7 @@ impl TopK {
     }
 
     /// Goes on until it needs something from the caller, or is done.
-    pub fn next(&mut self) -> Result<Need, BlockError> {
+    pub fn need(&mut self) -> Result<Need, BlockError> {
         if !self.asked.is_empty() {
             // The caller has not answered: ask again rather than lose the documents.
             return Ok(Need::Eligibility(
@@ -812,7 +807,7 @@ mod tests {
         let mut search = TopK::new(corpus.bm25, &corpus.search_terms, pool, order);
         let mut served = 0;
         loop {
-            match search.next().expect("blocks decode") {
+            match search.need().expect("blocks decode") {
                 Need::Blocks(needs) => {
                     for read in needs {
                         let blocks = &corpus.terms[read.term];
@@ -823,7 +818,7 @@ mod tests {
                         // `page` 0 reads what the search asks for; others read that many.
                         let wanted = if page == 0 { read.blocks } else { page };
                         let last = (first + wanted).min(blocks.len());
-                        let supplied: Vec<(BlockSummary, Vec<u8>)> = blocks[first..last]
+                        let supplied: Vec<StoredBlock> = blocks[first..last]
                             .iter()
                             .filter_map(|b| Some((b.summary()?, b.encode())))
                             .collect();
@@ -920,7 +915,7 @@ mod tests {
         let mut asked_set = false;
         let mut asked_docs = 0;
         loop {
-            match search.next().unwrap() {
+            match search.need().unwrap() {
                 Need::Blocks(needs) => {
                     for read in needs {
                         let t = read.term;
@@ -965,18 +960,18 @@ mod tests {
     fn a_block_the_caller_damaged_is_an_error() {
         let corpus = corpus(500, &[5_000], 3, 0);
         let mut search = TopK::new(corpus.bm25, &corpus.search_terms, 10, RANKED);
-        assert!(matches!(search.next(), Ok(Need::Blocks(_))));
+        assert!(matches!(search.need(), Ok(Need::Blocks(_))));
         let summary = corpus.terms[0][0].summary().unwrap();
         search.supply_blocks(0, vec![(summary, vec![0x80])], true);
-        assert!(search.next().is_err());
+        assert!(search.need().is_err());
     }
 
     #[test]
     fn nothing_to_search_is_done_at_once() {
         let bm25 = Bm25::new(CorpusStats::default());
-        assert_eq!(TopK::new(bm25, &[], 10, RANKED).next(), Ok(Need::Done));
+        assert_eq!(TopK::new(bm25, &[], 10, RANKED).need(), Ok(Need::Done));
         assert_eq!(
-            TopK::new(bm25, &[SearchTerm::unbounded(1.0)], 0, RANKED).next(),
+            TopK::new(bm25, &[SearchTerm::unbounded(1.0)], 0, RANKED).need(),
             Ok(Need::Done)
         );
     }
