@@ -19,6 +19,7 @@ use rusqlite::types::{Type, Value};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::recall_branches::{hydrate, push_eligibility, Statement};
+use crate::rows::doc_array;
 
 /// Adds a stored text to its team's posting lists and statistics.
 pub(crate) fn index(
@@ -375,24 +376,20 @@ fn eligible_docs(
     now: Timestamp,
     docs: Option<&[i64]>,
 ) -> rusqlite::Result<Vec<(i64, OrderKeys)>> {
-    let mut stmt = Statement {
-        sql: "SELECT e.doc, e.scope_depth, e.observed_at, e.evidence_id FROM evidence e WHERE 1"
-            .into(),
-        params: Vec::new(),
+    const COLUMNS: &str = "e.doc, e.scope_depth, e.observed_at, e.evidence_id";
+    let mut stmt = match docs {
+        Some(docs) => Statement {
+            sql: format!(
+                "SELECT {COLUMNS} FROM json_each(?) AS wanted CROSS JOIN evidence e \
+                 WHERE e.doc = wanted.value"
+            ),
+            params: vec![Value::Text(doc_array(docs))],
+        },
+        None => Statement {
+            sql: format!("SELECT {COLUMNS} FROM evidence e WHERE 1"),
+            params: Vec::new(),
+        },
     };
-    if let Some(docs) = docs {
-        // One cached statement for any number of docs: the list is bound as a JSON array.
-        let list = format!(
-            "[{}]",
-            docs.iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-        stmt.sql
-            .push_str(" AND e.doc IN (SELECT value FROM json_each(?))");
-        stmt.params.push(Value::Text(list));
-    }
     push_eligibility(&mut stmt, actor, query, now);
     let mut prepared = conn.prepare_cached(&stmt.sql)?;
     let rows = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| {

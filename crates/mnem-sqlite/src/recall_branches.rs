@@ -8,7 +8,9 @@ use rusqlite::types::Value;
 use rusqlite::Connection;
 
 use crate::ann::{AnnIndexes, Plan};
-use crate::rows::{evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM};
+use crate::rows::{
+    doc_array, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT, EVIDENCE_FROM,
+};
 use mnem_sql::{SqlList, SqlValue};
 
 /// This backend's evidence columns with `state` as the view sees it.
@@ -261,13 +263,13 @@ fn records(
     if docs.is_empty() {
         return Ok(HashMap::new());
     }
-    let marks = vec!["?"; docs.len()].join(", ");
     let sql = format!(
-        "SELECT {}, e.doc FROM {EVIDENCE_FROM} WHERE e.doc IN ({marks})",
+        "SELECT {}, e.doc FROM json_each(?1) AS wanted CROSS JOIN {EVIDENCE_FROM} \
+         WHERE e.doc = wanted.value",
         evidence_columns(known_at)
     );
-    let mut prepared = conn.prepare(&sql)?;
-    let rows = prepared.query_map(rusqlite::params_from_iter(docs.iter()), |row| {
+    let mut prepared = conn.prepare_cached(&sql)?;
+    let rows = prepared.query_map([doc_array(docs)], |row| {
         Ok((
             row.get::<_, i64>(EVIDENCE_COLUMN_COUNT)?,
             evidence_from_row(row)?,

@@ -17,6 +17,24 @@ pub const EVIDENCE_FROM: &str =
 
 pub use mnem_sql::EVIDENCE_COLUMN_COUNT;
 
+/// Docs as one JSON array, bound as a single parameter and read by
+/// `FROM json_each(?) AS wanted CROSS JOIN evidence e WHERE e.doc = wanted.value`: one
+/// cached statement for any number of docs, and (CROSS JOIN fixing the order) one rowid
+/// lookup per doc. Left to itself the planner may walk the team's whole index and probe
+/// the list instead — 2.4 ms against 0.15 ms for 133 docs of a 10,000-item team.
+pub fn doc_array(docs: &[i64]) -> String {
+    let mut array = String::with_capacity(docs.len() * 8 + 2);
+    array.push('[');
+    for (n, doc) in docs.iter().enumerate() {
+        if n > 0 {
+            array.push(',');
+        }
+        array.push_str(&doc.to_string());
+    }
+    array.push(']');
+    array
+}
+
 /// A 16-byte UUID column.
 pub struct UuidBytes(pub [u8; 16]);
 
