@@ -384,9 +384,11 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
         unweighed()
     };
     for ((hit, group), recency) in hits.iter_mut().zip(group).zip(recency) {
-        let text = normalise_phrase(&hit.evidence.content);
         let components = &mut hit.components;
-        components.phrase = plan.phrases.iter().any(|p| text.contains(p.as_str()));
+        components.phrase = !plan.phrases.is_empty() && {
+            let text = normalise_phrase(&hit.evidence.content);
+            plan.phrases.iter().any(|p| text.contains(p.as_str()))
+        };
         components.temporal = plan
             .time_hint
             .is_some_and(|range| range.contains(hit.evidence.observed_at));

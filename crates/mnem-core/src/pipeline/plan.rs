@@ -76,10 +76,56 @@ fn phrases(query: &str) -> Vec<String> {
 }
 
 /// Lowercase words joined by single spaces, punctuation dropped.
+///
+/// Runs over every candidate's text on each recall, so it builds one string: ASCII words
+/// are lowered in place and only other words go through `str::to_lowercase` (which knows
+/// context such as a word-final sigma).
 pub(super) fn normalise_phrase(text: &str) -> String {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut phrase = String::with_capacity(text.len());
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        if !phrase.is_empty() {
+            phrase.push(' ');
+        }
+        if word.is_ascii() {
+            phrase.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            phrase.push_str(&word.to_lowercase());
+        }
+    }
+    phrase
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The plain definition the fast one must equal: split, lowercase each word, join.
+    fn reference(text: &str) -> String {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn punctuation_and_case_fold_to_single_spaces() {
+        assert_eq!(normalise_phrase("  Hello,  WORLD!--x "), "hello world x");
+    }
+
+    #[test]
+    fn a_word_final_sigma_lowers_as_in_context() {
+        assert_eq!(normalise_phrase("ΟΔΟΣ."), "οδος");
+    }
+
+    proptest! {
+        #[test]
+        fn equals_the_plain_definition(text in "[a-zA-Z0-9 ,.'ΣσÉéİ\u{0130}ß-]{0,40}") {
+            prop_assert_eq!(normalise_phrase(&text), reference(&text));
+        }
+    }
 }
