@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 
-use mnem_core::lexical::blocks::{Block, BlockError, BlockSummary, Posting, StoredBlock};
+use mnem_core::lexical::blocks::{
+    Block, BlockChanges, BlockEdit, BlockError, BlockSummary, Posting, StoredBlock,
+};
 use mnem_core::lexical::topk::{BranchOrder, Need, OrderKeys, SearchTerm, TopK};
 use mnem_core::lexical::{document_terms, Bm25, CorpusStats, DocumentTerms};
 use mnem_core::{Actor, Candidate, Order, RecallQuery, TeamId, Timestamp};
@@ -141,26 +143,21 @@ fn add_posting(
     term: &str,
     posting: Posting,
 ) -> rusqlite::Result<()> {
-    let (stored_as, mut block) = match block_for(conn, team, term, posting.doc)? {
-        Some((last_doc, block)) => (Some(last_doc), block),
-        None => (None, Block::default()),
-    };
-    let spilled = block.insert(posting);
-    replace_block(conn, team, term, stored_as, &block)?;
-    if let Some(spilled) = spilled {
-        replace_block(conn, team, term, None, &spilled)?;
-    }
-    Ok(())
+    let mut edit = BlockEdit::new(
+        block_for(conn, team, term, posting.doc)?
+            .into_iter()
+            .collect(),
+    );
+    edit.insert(posting);
+    write_changes(conn, team, term, edit.changes())
 }
 
 fn remove_posting(conn: &Connection, team: &[u8], term: &str, doc: i64) -> rusqlite::Result<()> {
-    let Some((stored_as, mut block)) = block_for(conn, team, term, doc)? else {
-        return Ok(());
-    };
-    if !block.remove(doc) {
+    let mut edit = BlockEdit::new(block_for(conn, team, term, doc)?.into_iter().collect());
+    if !edit.remove(doc) {
         return Ok(());
     }
-    replace_block(conn, team, term, Some(stored_as), &block)?;
+    write_changes(conn, team, term, edit.changes())?;
     // The document count falls; the bounds stay (loose is still safe).
     conn.prepare_cached(
         "UPDATE lexical_terms SET documents = documents - 1 WHERE team_id = ?1 AND term = ?2",
@@ -173,38 +170,44 @@ fn remove_posting(conn: &Connection, team: &[u8], term: &str, doc: i64) -> rusql
     Ok(())
 }
 
-/// Stores `block` in place of the one keyed `stored_as` (its last doc may have changed);
-/// an empty block is only deleted.
-fn replace_block(
+/// Deletes the blocks an edit changed and stores what they became.
+fn write_changes(
     conn: &Connection,
     team: &[u8],
     term: &str,
-    stored_as: Option<i64>,
-    block: &Block,
+    changes: BlockChanges,
 ) -> rusqlite::Result<()> {
-    let summary = block.summary();
-    if let Some(old) = stored_as.filter(|&old| summary.is_none_or(|s| s.last_doc != old)) {
+    for last_doc in changes.deleted {
         conn.prepare_cached(
             "DELETE FROM lexical_blocks WHERE team_id = ?1 AND term = ?2 AND last_doc = ?3",
         )?
-        .execute(params![team, term, old])?;
+        .execute(params![team, term, last_doc])?;
     }
-    if let Some(s) = summary {
-        conn.prepare_cached(
-            "INSERT OR REPLACE INTO lexical_blocks (team_id, term, last_doc, first_doc, \
-             postings, max_frequency, min_length, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?
-        .execute(params![
-            team,
-            term,
-            s.last_doc,
-            s.first_doc,
-            s.postings,
-            s.max_frequency,
-            s.min_length,
-            block.encode()
-        ])?;
+    for block in &changes.stored {
+        store_block(conn, team, term, block)?;
     }
+    Ok(())
+}
+
+/// Stores a non-empty block under its last doc.
+fn store_block(conn: &Connection, team: &[u8], term: &str, block: &Block) -> rusqlite::Result<()> {
+    let Some(s) = block.summary() else {
+        return Ok(());
+    };
+    conn.prepare_cached(
+        "INSERT INTO lexical_blocks (team_id, term, last_doc, first_doc, postings, \
+         max_frequency, min_length, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        team,
+        term,
+        s.last_doc,
+        s.first_doc,
+        s.postings,
+        s.max_frequency,
+        s.min_length,
+        block.encode()
+    ])?;
     Ok(())
 }
 
@@ -257,7 +260,7 @@ pub(crate) fn index_all(conn: &Connection) -> rusqlite::Result<usize> {
             entry.min_length = entry.min_length.min(terms.length);
             if let Some(spilled) = entry.block.insert(posting) {
                 let full = std::mem::replace(&mut entry.block, spilled);
-                replace_block(conn, &team, term, None, &full)?;
+                store_block(conn, &team, term, &full)?;
             }
         }
         indexed += 1;
@@ -266,7 +269,7 @@ pub(crate) fn index_all(conn: &Connection) -> rusqlite::Result<usize> {
         }
     }
     for ((team, term), entry) in open {
-        replace_block(conn, &team, &term, None, &entry.block)?;
+        store_block(conn, &team, &term, &entry.block)?;
         conn.prepare_cached(
             "INSERT INTO lexical_terms (team_id, term, documents, max_frequency, min_length) \
              VALUES (?1, ?2, ?3, ?4, ?5)",

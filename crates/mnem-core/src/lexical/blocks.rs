@@ -185,6 +185,86 @@ impl Block {
     }
 }
 
+/// Some of a term's stored blocks, edited in memory and written back: what a write that
+/// adds or removes postings does, on every backend.
+///
+/// It must be given every stored block a change can touch: for postings from doc `d` on,
+/// each block whose last doc is at least `d`, and the term's last block. A posting goes
+/// into the first block whose last doc is at least its doc, else the last one.
+#[derive(Debug, Default)]
+pub struct BlockEdit {
+    /// In doc order: the last doc a block was stored under (`None` for a new one), the
+    /// block, and whether the edit changed it.
+    blocks: Vec<(Option<i64>, Block, bool)>,
+}
+
+/// What a [`BlockEdit`] changed: the stored blocks to delete (by the last doc they were
+/// stored under), then the blocks to store.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct BlockChanges {
+    pub deleted: Vec<i64>,
+    pub stored: Vec<Block>,
+}
+
+impl BlockEdit {
+    /// An edit of these stored blocks, given in any order with the last doc each was
+    /// stored under.
+    pub fn new(mut stored: Vec<(i64, Block)>) -> Self {
+        stored.sort_by_key(|(last_doc, _)| *last_doc);
+        Self {
+            blocks: stored
+                .into_iter()
+                .map(|(last_doc, block)| (Some(last_doc), block, false))
+                .collect(),
+        }
+    }
+
+    /// Adds (or replaces) a posting.
+    pub fn insert(&mut self, posting: Posting) {
+        if self.blocks.is_empty() {
+            self.blocks.push((None, Block::default(), false));
+        }
+        let i = self
+            .blocks
+            .iter()
+            .position(|(_, block, _)| block.postings.last().is_some_and(|p| p.doc >= posting.doc))
+            .unwrap_or(self.blocks.len() - 1);
+        self.blocks[i].2 = true;
+        if let Some(spilled) = self.blocks[i].1.insert(posting) {
+            self.blocks.insert(i + 1, (None, spilled, true));
+        }
+    }
+
+    /// Removes `doc`'s posting; whether it was there.
+    pub fn remove(&mut self, doc: i64) -> bool {
+        let Some(entry) = self
+            .blocks
+            .iter_mut()
+            .find(|(_, block, _)| block.postings.last().is_some_and(|p| p.doc >= doc))
+        else {
+            return false;
+        };
+        let removed = entry.1.remove(doc);
+        entry.2 |= removed;
+        removed
+    }
+
+    /// The changed blocks: each one stored before is deleted, each non-empty one stored.
+    pub fn changes(self) -> BlockChanges {
+        let mut changes = BlockChanges::default();
+        for (stored_as, block, changed) in self.blocks {
+            if !changed {
+                continue;
+            }
+            changes.deleted.extend(stored_as);
+            if !block.is_empty() {
+                changes.stored.push(block);
+            }
+        }
+        changes
+    }
+}
+
 fn saturating_u32(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
@@ -268,6 +348,55 @@ mod tests {
             want.dedup();
             prop_assert_eq!(all, want);
             prop_assert!(blocks.iter().all(|b| b.postings().len() <= BLOCK_POSTINGS));
+        }
+        #[test]
+        fn an_edit_of_the_blocks_a_change_touches_equals_an_edit_of_all_of_them(
+            first in proptest::collection::vec(0i64..3_000, 0..500),
+            second in proptest::collection::vec(0i64..3_000, 1..200),
+            removed in proptest::collection::vec(0i64..3_000, 0..100),
+        ) {
+            // The whole list, built by one edit.
+            let mut whole = BlockEdit::default();
+            for &doc in &first {
+                whole.insert(posting(doc, 1, 3));
+            }
+            let stored: Vec<(i64, Block)> = whole
+                .changes()
+                .stored
+                .into_iter()
+                .map(|b| (b.summary().unwrap().last_doc, b))
+                .collect();
+            // A second write, given only the blocks it may touch.
+            let from = second.iter().chain(&removed).copied().min().unwrap();
+            let last = stored.last().map(|(key, _)| *key);
+            let (touched, kept): (Vec<_>, Vec<_>) = stored
+                .into_iter()
+                .partition(|(key, _)| *key >= from || Some(*key) == last);
+            let mut edit = BlockEdit::new(touched.clone());
+            for &doc in &second {
+                edit.insert(posting(doc, 2, 5));
+            }
+            for &doc in &removed {
+                edit.remove(doc);
+            }
+            let changes = edit.changes();
+            let mut after: Vec<(i64, Block)> = kept;
+            after.extend(touched.into_iter().filter(|(key, _)| !changes.deleted.contains(key)));
+            after.extend(changes.stored.into_iter().map(|b| (b.summary().unwrap().last_doc, b)));
+            after.sort_by_key(|(key, _)| *key);
+            let docs: Vec<(i64, u32)> = after
+                .iter()
+                .flat_map(|(_, b)| b.postings().iter().map(|p| (p.doc, p.frequency)))
+                .collect();
+            let mut want: std::collections::BTreeMap<i64, u32> =
+                first.iter().map(|&doc| (doc, 1)).collect();
+            want.extend(second.iter().map(|&doc| (doc, 2)));
+            for doc in &removed {
+                want.remove(doc);
+            }
+            prop_assert_eq!(docs, want.into_iter().collect::<Vec<_>>());
+            prop_assert!(after.iter().all(|(_, b)| !b.is_empty() && b.postings().len() <= BLOCK_POSTINGS));
+            prop_assert!(after.iter().all(|(key, b)| b.summary().unwrap().last_doc == *key));
         }
     }
 
