@@ -45,15 +45,10 @@ install() {
     fi
 }
 
-# What only a superuser may do in a new database: pgvector is not a trusted extension;
-# and the full-text match function is marked LEAKPROOF, without which PostgreSQL will
-# not use the GIN index for `tsv @@ query` under row-level security (the planner keeps
-# non-leakproof quals above the policy's), and every full-text query scans the team.
-# ts_match_vq only compares a tsvector with a tsquery; it raises no value-dependent error.
+# What only a superuser may do in a new database: pgvector is not a trusted extension.
 superuser_setup() {
     local psql=("$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt -d "$1")
     as_user "${psql[@]}" -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
-    as_user "${psql[@]}" -c "ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF" >&2
 }
 
 start() {

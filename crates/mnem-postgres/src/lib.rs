@@ -15,6 +15,7 @@ mod embedding_queue;
 mod feedback;
 mod graph;
 mod hypotheses;
+mod lexical;
 mod migrations;
 mod pack;
 mod prepared;
@@ -33,6 +34,7 @@ use mnem_core::graph::{
     Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ModelReading,
     ProposedHypothesis, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::lexical::DocumentTerms;
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
@@ -123,7 +125,6 @@ impl PgStore {
         pool_size: usize,
     ) -> Result<Self> {
         migrations::migrate(&config).await?;
-        migrations::check_full_text_index_usable(&config).await?;
         let manager = Manager::from_config(
             config.clone(),
             NoTls,
@@ -359,7 +360,10 @@ impl EvidenceStore for PgStore {
     ) -> Result<Vec<Candidate>> {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
-        recall_branches::lexical(&tx, actor, query, now, pool, self.prune_lexical).await
+        if query.is_listing() {
+            return recall_branches::listing(&tx, actor, query, now, pool).await;
+        }
+        lexical::search(&tx, actor, query, now, pool, self.prune_lexical).await
     }
 
     async fn neighbours(
@@ -911,9 +915,9 @@ pub(crate) async fn insert_evidence_batch(
         rows.push(e, *reason)?;
     }
     let r = &rows;
-    // Full text on mnem's own terms; the tsvector and the team's statistics follow by
-    // trigger (migrations 0005 and 0006).
-    prepared::execute(
+    // Full text on mnem's own terms: the team's statistics follow by trigger (migrations
+    // 0006 and 0013), the posting lists from the docs the rows were given.
+    let inserted = prepared::query(
         tx,
         "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
          source_type, source, authority, source_group, source_key, source_revision, labels, \
@@ -930,7 +934,8 @@ pub(crate) async fn insert_evidence_batch(
          AS v (team_id, evidence_id, owner_profile_id, content, kind, source_type, source, \
          authority, source_group, source_key, source_revision, labels, refs, scope, \
          scope_depth, space, observed_at, recorded_at, expires_at, content_hash, state, \
-         term_freqs, text_length)",
+         term_freqs, text_length) \
+         RETURNING evidence_id, doc",
         &[
             &r.teams,
             &r.ids,
@@ -958,6 +963,7 @@ pub(crate) async fn insert_evidence_batch(
         ],
     )
     .await?;
+    index_texts(tx, r, &inserted).await?;
     embedding_queue::enqueue_batch(tx, embedding_queue::EVIDENCE_DOCUMENT, &r.queued).await?;
     if !r.ref_rows.0.is_empty() {
         let (teams, kinds, ref_ids, ids) = &r.ref_rows;
@@ -992,6 +998,37 @@ pub(crate) async fn insert_evidence_batch(
     Ok(())
 }
 
+/// Adds the inserted rows' texts (their docs as the insert returned them) to their
+/// teams' posting lists, a team at a time in team order (the order the statistics
+/// trigger locked them in).
+async fn index_texts(
+    tx: &deadpool_postgres::Transaction<'_>,
+    rows: &EvidenceRows<'_>,
+    inserted: &[tokio_postgres::Row],
+) -> Result<()> {
+    let mut docs: HashMap<Uuid, i64> = HashMap::with_capacity(inserted.len());
+    for row in inserted {
+        docs.insert(col(row, 0)?, col(row, 1)?);
+    }
+    let mut by_team: std::collections::BTreeMap<Uuid, Vec<(i64, &DocumentTerms)>> =
+        Default::default();
+    for ((team, id), terms) in rows.teams.iter().zip(&rows.ids).zip(&rows.terms) {
+        if terms.length == 0 {
+            continue;
+        }
+        let doc = *docs.get(id).ok_or_else(|| {
+            StoreError::backend(std::io::Error::other(
+                "an inserted record's doc was not returned",
+            ))
+        })?;
+        by_team.entry(*team).or_default().push((doc, terms));
+    }
+    for (team, texts) in by_team {
+        lexical::index(tx, team, &texts).await?;
+    }
+    Ok(())
+}
+
 /// A batch of evidence records as one array per column, for `unnest`.
 #[derive(Default)]
 struct EvidenceRows<'a> {
@@ -1018,6 +1055,8 @@ struct EvidenceRows<'a> {
     states: Vec<&'static str>,
     term_freqs: Vec<String>,
     text_lengths: Vec<i64>,
+    /// Each text's terms, for its postings.
+    terms: Vec<DocumentTerms>,
     reasons: Vec<Option<&'a str>>,
     /// (team, id, recorded_at) of each `current` record: its embedding job.
     queued: Vec<(TeamId, Uuid, Timestamp)>,
@@ -1053,6 +1092,7 @@ impl<'a> EvidenceRows<'a> {
         self.states.push(e.state.as_str());
         self.term_freqs.push(terms.frequencies_json());
         self.text_lengths.push(i64::from(terms.length));
+        self.terms.push(terms);
         self.reasons.push(reason);
         if e.state == LifecycleState::Current {
             self.queued.push((e.team, e.id.0, e.recorded_at));

@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_hypotheses.sql"),
     include_str!("migrations/0011_communities.sql"),
     include_str!("migrations/0012_hypothesis_model_readings.sql"),
+    include_str!("migrations/0013_lexical_blocks.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.
@@ -120,35 +121,6 @@ pub async fn build_vector_indexes(
     .await
 }
 
-/// Warns when the full-text index cannot serve queries under row-level security: the
-/// planner only uses an index for a user's condition ahead of the policies when its
-/// function is LEAKPROOF, and `ts_match_vq` (`tsv @@ query`) is not by default. Marking
-/// it needs a superuser, once per database (`scripts/pg.sh` does; README says how).
-/// Without it every full-text query reads all of the team's rows: correct, slower.
-pub async fn check_full_text_index_usable(config: &Config) -> Result<()> {
-    let (client, connection) = config.connect(NoTls).await.db()?;
-    let driver = tokio::spawn(connection);
-    let leakproof: bool = client
-        .query_one(
-            "SELECT proleakproof FROM pg_proc WHERE oid = 'ts_match_vq(tsvector, tsquery)'::regprocedure",
-            &[],
-        )
-        .await
-        .db()?
-        .try_get(0)
-        .map_err(StoreError::backend)?;
-    drop(client);
-    let _ = driver.await;
-    if !leakproof {
-        tracing::warn!(
-            "ts_match_vq is not LEAKPROOF in this database, so full-text queries cannot use \
-             their GIN index under row-level security and scan each team's rows; as a \
-             superuser run: ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF"
-        );
-    }
-    Ok(())
-}
-
 /// Refreshes the planner's statistics (after a bulk load; autovacuum does it later on
 /// its own). Needs the tables' owner, so it runs as the login role.
 pub async fn analyze(config: &Config) -> Result<()> {
@@ -211,6 +183,9 @@ async fn apply(client: &mut tokio_postgres::Client, target: i64) -> Result<()> {
         if version == 5 {
             backfill_terms(&tx).await?;
         }
+        if version == 13 {
+            backfill_blocks(&tx).await?;
+        }
         tx.execute("INSERT INTO mnem_schema (version) VALUES ($1)", &[&version])
             .await
             .db()?;
@@ -220,19 +195,45 @@ async fn apply(client: &mut tokio_postgres::Client, target: i64) -> Result<()> {
     Ok(())
 }
 
+/// Migration 13's Rust step: the block posting lists of every stored text.
+async fn backfill_blocks(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+    without_row_security(tx, &["evidence", "lexical_blocks"], true).await?;
+    let indexed = crate::lexical::index_all(tx).await?;
+    without_row_security(tx, &["evidence", "lexical_blocks"], false).await?;
+    tracing::info!(indexed, "full-text index rebuilt as block posting lists");
+    Ok(())
+}
+
+/// Lifts (`lifted`) or restores row-level security on `tables` inside a migration's
+/// transaction: the owner has no team.
+async fn without_row_security(
+    tx: &tokio_postgres::Transaction<'_>,
+    tables: &[&str],
+    lifted: bool,
+) -> Result<()> {
+    for table in tables {
+        let sql = if lifted {
+            format!(
+                "ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY; \
+                 ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;"
+            )
+        } else {
+            format!(
+                "ALTER TABLE {table} ENABLE ROW LEVEL SECURITY; \
+                 ALTER TABLE {table} FORCE ROW LEVEL SECURITY;"
+            )
+        };
+        tx.batch_execute(&sql).await.db()?;
+    }
+    Ok(())
+}
+
 /// Migration 5's Rust step: every stored text's terms and length from mnem's analyzer
 /// (which SQL cannot run), in batches; the statistics triggers count them as they land.
 /// Row-level security is lifted inside this transaction only, as the owner has no team.
 async fn backfill_terms(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
     const TABLES: [&str; 3] = ["evidence", "text_stats", "term_stats"];
-    for table in TABLES {
-        tx.batch_execute(&format!(
-            "ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY; \
-             ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;"
-        ))
-        .await
-        .db()?;
-    }
+    without_row_security(tx, &TABLES, true).await?;
     let mut after: Option<(uuid::Uuid, uuid::Uuid)> = None;
     let mut indexed = 0usize;
     loop {
@@ -292,14 +293,7 @@ async fn backfill_terms(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
             tracing::info!(indexed, "re-deriving stored texts' terms");
         }
     }
-    for table in TABLES {
-        tx.batch_execute(&format!(
-            "ALTER TABLE {table} ENABLE ROW LEVEL SECURITY; \
-             ALTER TABLE {table} FORCE ROW LEVEL SECURITY;"
-        ))
-        .await
-        .db()?;
-    }
+    without_row_security(tx, &TABLES, false).await?;
     tracing::info!(indexed, "full-text terms re-derived with mnem's analyzer");
     Ok(())
 }

@@ -1,14 +1,12 @@
 //! The candidate branches: every eligibility rule and selector of a recall inside SQL, so
 //! `LIMIT` (or the vector top-k) only ever cuts rows the core would keep. Full text is
-//! Okapi BM25 from per-team statistics and per-row term frequencies over the GIN index's
-//! matches; vectors are pgvector's HNSW with iterative scans.
+//! the core's top-k over block posting lists ([`crate::lexical`]); here are listings and
+//! vectors (pgvector's HNSW with iterative scans).
 
 use std::collections::HashMap;
 
-use mnem_core::lexical::{Bm25, CorpusStats, B, K1};
 use mnem_core::{
-    Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, Neighbours, Order, RecallQuery,
-    Timestamp,
+    Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, Neighbours, RecallQuery, Timestamp,
 };
 use mnem_store::Result;
 use tokio_postgres::Transaction;
@@ -69,191 +67,24 @@ fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, no
     stmt.sql.push_str(&conditions);
 }
 
-/// The tsquery for the query's terms: each term quoted as a lexeme (terms are runs of
-/// letters, digits and marks, so a quote or backslash can never occur inside one) and
-/// OR-ed, so nothing the user typed is read as syntax and a document holding any term
-/// matches. Cast with `::tsquery`, the lexemes are matched as written: the terms were made
-/// by mnem's analyzer, as the stored ones were.
-fn ts_query(terms: &[String]) -> String {
-    terms
-        .iter()
-        .map(|term| format!("'{}'", term.replace('\\', "\\\\").replace('\'', "''")))
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
-
-/// The query's terms that occur in the team's texts, with their idf, and the team's BM25
-/// (mnem_core::lexical), from the statistics in `term_stats`/`text_stats`.
-struct TermWeights {
-    bm25: Bm25,
-    lexemes: Vec<String>,
-    idf: Vec<f64>,
-    /// Documents containing each lexeme, and in the team.
-    documents: Vec<i64>,
-    team_documents: f64,
-}
-
-/// A term in more than this share of a team's texts is "common": matching it is most of
-/// the cost of a query, and it adds little to any score.
-const COMMON_TERM_SHARE: f64 = 0.1;
-
-impl TermWeights {
-    /// The rarer lexemes, when leaving out the common ones could prune: (rare lexemes,
-    /// the most any document matching only common ones can score). `None` when no term
-    /// is common, or every term is.
-    fn essential(&self) -> Option<(Vec<String>, f64)> {
-        let common = |i: usize| self.documents[i] as f64 > COMMON_TERM_SHARE * self.team_documents;
-        let rare: Vec<String> = (0..self.lexemes.len())
-            .filter(|&i| !common(i))
-            .map(|i| self.lexemes[i].clone())
-            .collect();
-        if rare.is_empty() || rare.len() == self.lexemes.len() {
-            return None;
-        }
-        let bound = (0..self.lexemes.len())
-            .filter(|&i| common(i))
-            .map(|i| Bm25::term_bound(self.idf[i]))
-            .sum();
-        Some((rare, bound))
-    }
-}
-
-async fn term_weights(
-    tx: &Transaction<'_>,
-    actor: &Actor,
-    terms: &[String],
-) -> Result<Option<TermWeights>> {
-    let Some(stats) = tx
-        .query_opt(
-            "SELECT documents, lexemes FROM text_stats WHERE team_id = $1 AND documents > 0",
-            &[&actor.team.0],
-        )
-        .await
-        .db()?
-    else {
-        return Ok(None);
-    };
-    let documents: i64 = col(&stats, 0)?;
-    let total_length: i64 = col(&stats, 1)?;
-    let bm25 = Bm25::new(CorpusStats {
-        documents: documents.max(0) as u64,
-        total_length: total_length.max(0) as u64,
-    });
-    let rows = tx
-        .query(
-            "SELECT lexeme, documents FROM term_stats \
-             WHERE team_id = $1 AND lexeme = ANY($2) AND documents > 0 ORDER BY lexeme",
-            &[&actor.team.0, &terms],
-        )
-        .await
-        .db()?;
-    let mut weights = TermWeights {
-        bm25,
-        lexemes: Vec::with_capacity(rows.len()),
-        idf: Vec::with_capacity(rows.len()),
-        documents: Vec::with_capacity(rows.len()),
-        team_documents: documents.max(1) as f64,
-    };
-    for row in &rows {
-        let containing: i64 = col(row, 1)?;
-        weights.lexemes.push(col(row, 0)?);
-        weights.idf.push(bm25.idf(containing.max(0) as u64));
-        weights.documents.push(containing);
-    }
-    Ok(Some(weights))
-}
-
-/// The lexical branch (or a listing): filters, scores, orders and limits on narrow rows,
-/// then reads full records only for the rows that survived.
-///
-/// A ranked query with common terms first considers only documents matching its rarer
-/// terms (still scored on every term): if the pool fills and its last score beats the
-/// most a document matching only common terms could score, no such document could have
-/// entered the pool, and the answer is exact (MaxScore pruning). Otherwise every match
-/// is scored. At 100k evidence a term in 80% of a team's texts made the lexical branch
-/// score ~30k rows per query.
-pub async fn lexical(
+/// A listing (a recall without text): the `pool` first eligible records in the query's
+/// order, filtered, ordered and limited on narrow rows, then read in full only for the
+/// rows that survived. Text queries are the lexical branch ([`crate::lexical`]).
+pub async fn listing(
     tx: &Transaction<'_>,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
     pool: usize,
-    prune: bool,
-) -> Result<Vec<Candidate>> {
-    if query.is_listing() {
-        return lexical_statement(tx, actor, query, now, pool, None).await;
-    }
-    let terms = query.lexical_terms();
-    if terms.is_empty() {
-        return Ok(Vec::new()); // text without a single term matches nothing
-    }
-    let Some(weights) = term_weights(tx, actor, &terms).await? else {
-        return Ok(Vec::new()); // the team has no text yet
-    };
-    if weights.lexemes.is_empty() {
-        return Ok(Vec::new()); // no query term occurs in this team's texts
-    }
-    if prune && query.order == Order::Relevance && pool > 0 {
-        if let Some((rare, bound)) = weights.essential() {
-            let found =
-                lexical_statement(tx, actor, query, now, pool, Some((&weights, &rare))).await?;
-            let last = found.last().and_then(|c| c.relevance);
-            if found.len() == pool && last.is_some_and(|score| score > bound) {
-                return Ok(found);
-            }
-        }
-    }
-    let ranking = Some((&weights, weights.lexemes.as_slice()));
-    lexical_statement(tx, actor, query, now, pool, ranking).await
-}
-
-/// One lexical statement: a listing (`ranking` is `None`), or BM25 over the documents
-/// holding any of the given lexemes (scored on every query term).
-async fn lexical_statement(
-    tx: &Transaction<'_>,
-    actor: &Actor,
-    query: &RecallQuery,
-    now: Timestamp,
-    pool: usize,
-    ranking: Option<(&TermWeights, &[String])>,
 ) -> Result<Vec<Candidate>> {
     let mut stmt = Statement::default();
     let team = stmt.arg(actor.team.0);
-    let ranked = ranking.is_some();
-    match ranking {
-        Some((weights, matching)) => {
-            let p = stmt.arg(ts_query(matching));
-            let matches = format!("({p}::text)::tsquery");
-            // mnem_core::lexical::Bm25::term_score written out per query term, with the
-            // core's constants and idf: a term frequency is one jsonb key lookup.
-            let avgdl = stmt.arg(weights.bm25.average_length());
-            let mut parts = Vec::with_capacity(weights.lexemes.len());
-            for (lexeme, idf) in weights.lexemes.iter().zip(&weights.idf) {
-                let (lexeme, idf) = (stmt.arg(lexeme.clone()), stmt.arg(*idf));
-                let tf = format!("COALESCE((e.term_freqs ->> {lexeme})::float8, 0)");
-                parts.push(format!(
-                    "{idf}::float8 * {tf} * {k1_plus_1} / ({tf} + {k1} * ({one_minus_b} + {b} * e.text_length / {avgdl}::float8))",
-                    k1_plus_1 = K1 + 1.0,
-                    k1 = K1,
-                    one_minus_b = 1.0 - B,
-                    b = B,
-                ));
-            }
-            stmt.sql = format!(
-                "SELECT e.evidence_id, e.scope_depth, e.observed_at, ({}) AS relevance \
-                 FROM evidence e WHERE e.tsv @@ {matches}",
-                parts.join(" + ")
-            );
-        }
-        None => {
-            stmt.sql = "SELECT e.evidence_id, e.scope_depth, e.observed_at, \
-                        NULL::float8 AS relevance FROM evidence e WHERE true"
-                .into();
-        }
-    }
+    stmt.sql = "SELECT e.evidence_id, e.scope_depth, e.observed_at, \
+                NULL::float8 AS relevance FROM evidence e WHERE true"
+        .into();
     push_eligibility(&mut stmt, actor, query, now);
     let keys =
-        mnem_sql::candidate_order_keys(query.order, query.scope_filter().is_widened(), ranked);
+        mnem_sql::candidate_order_keys(query.order, query.scope_filter().is_widened(), false);
     let limit = stmt.arg(pool as i64);
     stmt.sql
         .push_str(&format!(" ORDER BY {} LIMIT {limit}", keys.join(", ")));

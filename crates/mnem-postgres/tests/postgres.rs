@@ -283,7 +283,7 @@ async fn pruning_common_terms_never_changes_the_lexical_branch() {
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
-async fn migration_5_rederives_stored_texts_with_mnems_analyzer() {
+async fn migrations_5_and_13_rederive_stored_texts_and_build_their_posting_lists() {
     let Some(url) = testing::url() else {
         return;
     };
@@ -386,7 +386,26 @@ async fn migration_5_rederives_stored_texts_with_mnems_analyzer() {
     assert_eq!(holding("cafe").await, 2, "re-derived: accents folded");
     assert_eq!(holding("café").await, 0, "the old lexeme is gone");
     assert_eq!(holding("terrac").await, 2, "stemmed as the core stems");
-    for table in ["evidence", "text_stats", "term_stats"] {
+    // Migration 13 built the posting lists from the same texts: one block per term here,
+    // bounded by the stats beside it.
+    let block = owner
+        .query_one(
+            "SELECT b.postings, b.max_frequency, t.max_frequency, t.min_length \
+             FROM lexical_blocks b JOIN term_stats t ON t.team_id = b.team_id \
+             AND t.lexeme = b.term WHERE b.team_id = $1 AND b.term = 'cafe'",
+            &[&mine],
+        )
+        .await
+        .expect("the term's block");
+    assert_eq!(block.get::<_, i32>(0), 2, "both texts hold it");
+    assert_eq!(block.get::<_, i32>(1), 2, "the second says it twice");
+    assert_eq!(block.get::<_, i64>(2), 2, "the term's bound was backfilled");
+    let shortest = texts[..2]
+        .iter()
+        .map(|(_, text)| i64::from(mnem_core::lexical::document_terms(text).length))
+        .min();
+    assert_eq!(Some(block.get::<_, i64>(3)), shortest);
+    for table in ["evidence", "text_stats", "term_stats", "lexical_blocks"] {
         let (enabled, forced): (bool, bool) = owner
             .query_one(
                 "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE relname = $1",
@@ -452,3 +471,75 @@ optional_lookup_fails!(
     "community_members",
     mnem_conformance::community_cases::a_failing_community_lookup_is_omitted_and_recorded
 );
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn two_servers_writing_one_team_at_once_lose_no_posting() {
+    let Some((config, first)) = fresh().await else {
+        return;
+    };
+    let second = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 4)
+        .await
+        .expect("a second server");
+    let actor = first.open_team("alpha").await.unwrap();
+    // Each server writes texts one at a time and in batches, all holding "lantern", so
+    // every write edits the same term's last block.
+    const EACH: usize = 60;
+    let write = |store: PgStore, name: &'static str| {
+        tokio::spawn(async move {
+            for i in 0..EACH / 2 {
+                store
+                    .remember(&actor, NewEvidence::new(format!("{name} lantern {i}")))
+                    .await
+                    .expect("remember");
+            }
+            let batch: Vec<NewEvidence> = (EACH / 2..EACH)
+                .map(|i| NewEvidence::new(format!("{name} lantern {i}")))
+                .collect();
+            for chunk in batch.chunks(10) {
+                store
+                    .remember_batch(&actor, chunk.to_vec())
+                    .await
+                    .expect("remember a batch");
+            }
+        })
+    };
+    let (a, b) = tokio::join!(write(first.clone(), "north"), write(second, "south"));
+    a.unwrap();
+    b.unwrap();
+
+    let (owner, connection) = config.connect(NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    owner
+        .batch_execute(&format!(
+            "SELECT set_config('mnem.team_id', '{}', false)",
+            actor.team.0
+        ))
+        .await
+        .unwrap();
+    let counted: (i64, i64) = owner
+        .query_one(
+            "SELECT (SELECT sum(postings)::bigint FROM lexical_blocks WHERE term = 'lantern'), \
+             (SELECT documents FROM term_stats WHERE lexeme = 'lantern')",
+            &[],
+        )
+        .await
+        .map(|row| (row.get(0), row.get(1)))
+        .unwrap();
+    assert_eq!(
+        counted.0,
+        2 * EACH as i64,
+        "every write's posting is in a block"
+    );
+    assert_eq!(counted.1, 2 * EACH as i64, "and counted once");
+    let found = first
+        .lexical_candidates(
+            &actor,
+            &RecallQuery::text("lantern"),
+            Timestamp::from_seconds(4_000_000_000),
+            1_000,
+        )
+        .await
+        .expect("lexical");
+    assert_eq!(found.len(), 2 * EACH, "every text is found");
+}

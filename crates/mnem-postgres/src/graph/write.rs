@@ -164,17 +164,19 @@ impl GraphRows for PgRows<'_, '_> {
         at: Timestamp,
     ) -> Result<()> {
         let (team, id) = (&actor.team.0, &evidence.id.0);
-        // Clearing the terms removes the text from the index and the team's statistics
-        // (by trigger).
-        prepared::execute(
+        // Clearing the terms removes the text from the team's statistics (by trigger);
+        // its postings are found again from the text they were made from.
+        let erased = prepared::query_one(
             self.tx,
             "UPDATE evidence SET content = '', term_freqs = '{}', text_length = 0, \
              state = 'erased', content_hash = '', \
              source = '', source_group = '', source_key = NULL, source_revision = NULL, \
-             labels = '[]', refs = '[]' WHERE team_id = $1 AND evidence_id = $2",
+             labels = '[]', refs = '[]' WHERE team_id = $1 AND evidence_id = $2 \
+             RETURNING doc",
             &[team, id],
         )
         .await?;
+        crate::lexical::unindex(self.tx, *team, col(&erased, 0)?, &evidence.content).await?;
         for sql in [
             "DELETE FROM evidence_refs WHERE team_id = $1 AND evidence_id = $2",
             // Who wrote it from where is not content-free: the tombstone keeps none of it.
