@@ -23,13 +23,13 @@ use mnem_core::lexical::blocks::{
 };
 use mnem_core::lexical::topk::{BlockRead, BranchOrder, Need, OrderKeys, SearchTerm, TopK};
 use mnem_core::lexical::{document_terms, Bm25, CorpusStats, DocumentTerms};
-use mnem_core::{Actor, Candidate, Order, RecallQuery, Timestamp};
+use mnem_core::{Actor, Candidate, RecallQuery, Timestamp};
 use mnem_store::{Result, StoreError};
 use uuid::Uuid;
 
 use crate::prepared;
-use crate::recall_branches::{evidence_columns, Statement};
-use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMN_COUNT};
+use crate::recall_branches::{candidate_from_row, evidence_columns, Statement};
+use crate::rows::col;
 use crate::{param_refs, DbResult};
 
 /// Stores blocks given as one array per column (`$1` the team).
@@ -294,11 +294,7 @@ pub(crate) async fn search(
     };
     let bm25 = Bm25::new(stats);
     let (terms, search_terms) = query_terms(tx, team, &query.lexical_terms(), &bm25).await?;
-    let order = BranchOrder {
-        ranked: query.order == Order::Relevance,
-        widened: query.scope_filter().is_widened(),
-        prune,
-    };
+    let order = BranchOrder::of(query, prune);
     let mut topk = TopK::new(bm25, &search_terms, pool, order);
     loop {
         match topk.need().map_err(StoreError::backend)? {
@@ -500,12 +496,5 @@ async fn records(
     } else {
         tx.query(&sql, &params).await.db()?
     };
-    rows.iter()
-        .map(|row| {
-            Ok(Candidate::new(
-                evidence_from_row(row)?,
-                col(row, EVIDENCE_COLUMN_COUNT)?,
-            ))
-        })
-        .collect()
+    rows.iter().map(candidate_from_row).collect()
 }

@@ -107,14 +107,15 @@ async fn query_candidates(
     params: &[Param],
 ) -> Result<Vec<Candidate>> {
     let rows = tx.query(sql, &param_refs(params)).await.db()?;
-    rows.iter()
-        .map(|row| {
-            Ok(Candidate::new(
-                evidence_from_row(row)?,
-                col(row, EVIDENCE_COLUMN_COUNT)?,
-            ))
-        })
-        .collect()
+    rows.iter().map(candidate_from_row).collect()
+}
+
+/// A candidate from a row of full evidence columns followed by the relevance.
+pub(crate) fn candidate_from_row(row: &tokio_postgres::Row) -> Result<Candidate> {
+    Ok(Candidate::new(
+        evidence_from_row(row)?,
+        col(row, EVIDENCE_COLUMN_COUNT)?,
+    ))
 }
 
 /// The vector expression and operator class for a contract's width: `vector(n)` up to

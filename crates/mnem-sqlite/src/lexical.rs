@@ -16,7 +16,7 @@ use mnem_core::lexical::blocks::{
 };
 use mnem_core::lexical::topk::{BranchOrder, Need, OrderKeys, SearchTerm, TopK};
 use mnem_core::lexical::{document_terms, Bm25, CorpusStats, DocumentTerms};
-use mnem_core::{Actor, Candidate, Order, RecallQuery, TeamId, Timestamp};
+use mnem_core::{Actor, Candidate, RecallQuery, TeamId, Timestamp};
 use rusqlite::types::{Type, Value};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -304,11 +304,7 @@ pub(crate) fn search(
     };
     let bm25 = Bm25::new(stats);
     let (terms, search_terms) = query_terms(conn, &team, &query.lexical_terms(), &bm25)?;
-    let order = BranchOrder {
-        ranked: query.order == Order::Relevance,
-        widened: query.scope_filter().is_widened(),
-        prune,
-    };
+    let order = BranchOrder::of(query, prune);
     let mut topk = TopK::new(bm25, &search_terms, pool, order);
     loop {
         match topk.need().map_err(damaged)? {

@@ -88,6 +88,17 @@ pub struct BranchOrder {
     pub prune: bool,
 }
 
+impl BranchOrder {
+    /// The order a recall query asks of its lexical branch.
+    pub fn of(query: &crate::RecallQuery, prune: bool) -> Self {
+        Self {
+            ranked: query.order == crate::Order::Relevance,
+            widened: query.scope_filter().is_widened(),
+            prune,
+        }
+    }
+}
+
 /// What the search needs from its caller before it can go on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Need {
