@@ -8,6 +8,7 @@
 #   scripts/pg.sh url
 #   scripts/pg.sh database NAME   # a new empty database NAME (with pgvector); prints its URL
 #   scripts/pg.sh clean   # drops the per-test databases the suite copies (mnem_t_*)
+#   scripts/pg.sh reset-statements   # empties pg_stat_statements (the suite's statement audit)
 #
 # The database `mnem` is owned by the login role `mnem`, which is not a superuser; the
 # bootstrap superuser only creates it and the `vector` extension.
@@ -51,6 +52,10 @@ superuser_setup() {
     as_user "${psql[@]}" -c "CREATE EXTENSION IF NOT EXISTS vector" >&2
 }
 
+# Every statement's text, as executed by any role, with nested ones (trigger bodies) too;
+# room for far more distinct statements than the suite sends, so none is evicted.
+STATEMENT_STATS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.max=20000"
+
 start() {
     install
     local bin="$BIN"
@@ -59,13 +64,20 @@ start() {
         as_user "$bin/initdb" -D "$ROOT/data" -U postgres --auth=trust --encoding=UTF8 \
             --locale=C.UTF-8 >"$ROOT/initdb.log" 2>&1 || { cat "$ROOT/initdb.log" >&2; exit 1; }
     fi
+    local psql=("$bin/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt)
+    # A server started by an older version of this script lacks the statement statistics:
+    # restart it with them.
+    if as_user "$bin/pg_ctl" -D "$ROOT/data" status >/dev/null 2>&1 &&
+        [ "$(as_user "${psql[@]}" -d postgres -c "SHOW shared_preload_libraries")" != pg_stat_statements ]; then
+        echo "restarting PostgreSQL to load pg_stat_statements" >&2
+        stop
+    fi
     if ! as_user "$bin/pg_ctl" -D "$ROOT/data" status >/dev/null 2>&1; then
         as_user "$bin/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -w \
-            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c max_connections=200 -c fsync=off" \
+            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c max_connections=200 -c fsync=off $STATEMENT_STATS" \
             start >/dev/null || { tail -n 20 "$ROOT/server.log" >&2; exit 1; }
         echo "PostgreSQL listening on 127.0.0.1:$PORT (log: $ROOT/server.log)" >&2
     fi
-    local psql=("$bin/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt)
     if [ "$(as_user "${psql[@]}" -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname = 'mnem'")" != 1 ]; then
         # CREATEROLE: the migrations create the row-level-security role `mnem_app`;
         # CREATEDB: the test suite copies a fresh database per test from mnem_template.
@@ -79,7 +91,16 @@ start() {
             superuser_setup "$db"
         fi
     done
+    # The suite's statement audit (crates/mnem-postgres/tests/distribution.rs) reads
+    # every role's statements from the view in `mnem`; only a superuser can install it.
+    as_user "${psql[@]}" -d mnem -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >&2
+    as_user "${psql[@]}" -d postgres -c "GRANT pg_read_all_stats TO mnem" >&2
     echo "$URL"
+}
+
+reset_statements() {
+    as_user "$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -qAt -d mnem \
+        -c "SELECT pg_stat_statements_reset()" >/dev/null
 }
 
 database() {
@@ -110,6 +131,7 @@ case "${1:-}" in
     stop) stop ;;
     url) echo "$URL" ;;
     clean) clean ;;
+    reset-statements) reset_statements ;;
     database) database "${2:?usage: $0 database NAME}" ;;
-    *) echo "usage: $0 start|stop|url|clean" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|url|clean|database NAME|reset-statements" >&2; exit 2 ;;
 esac

@@ -22,8 +22,13 @@ echo "PostgreSQL tests use $MNEM_PG_URL" >&2
 cargo test --workspace "$@"
 # The tests that need a server are ignored in a plain `cargo test`; here they run. The
 # test targets are named across the workspace (not `-p mnem-postgres`), so cargo resolves
-# the same features as above and rebuilds nothing.
+# the same features as above and rebuilds nothing. The statement statistics start empty,
+# so the audit after them reads exactly what these tests made the backend send.
+if [ -n "$started" ] || [ "$MNEM_PG_URL" = "$(scripts/pg.sh url)" ]; then
+    scripts/pg.sh reset-statements
+fi
 cargo test --workspace --test conformance --test postgres "$@" -- --ignored
+cargo test --workspace --test distribution "$@" -- --ignored
 if [ -n "${MNEM_EVAL_DATA:-}" ]; then
     cargo test --workspace --test smoke "$@" -- --ignored
 fi

@@ -82,8 +82,8 @@ pub async fn reindex(
 ) -> Result<u64> {
     set_meta(tx, CONTRACT_KEY, contract).await?;
     tx.execute(
-        "UPDATE search_jobs SET state = 'pending', attempts = 0, last_error = NULL, \
-         enqueued_at = $1, updated_at = $1, claimed_until = NULL",
+        "UPDATE /* all teams: reindex */ search_jobs SET state = 'pending', attempts = 0, \
+         last_error = NULL, enqueued_at = $1, updated_at = $1, claimed_until = NULL",
         &[&now.as_micros()],
     )
     .await
@@ -182,12 +182,12 @@ pub async fn claim_pending(
     // about the rows it takes however long the queue is: the one statement with an
     // optional team and a computed order sorted every pending job (a claim was seen
     // running 0.62 s with 920k pending).
-    let (filter, order) = match team {
-        None => ("", "ASC"),
-        Some(_) => ("AND team_id = $4", "DESC"),
+    let (marker, filter, order) = match team {
+        None => ("/* all teams: claim */", "", "ASC"),
+        Some(_) => ("", "AND team_id = $4", "DESC"),
     };
     let sql = format!(
-        "WITH claimable AS ( \
+        "WITH {marker} claimable AS ( \
             SELECT team_id, target_kind, target_id FROM search_jobs \
             WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < $1) {filter} \
             ORDER BY (target_kind <> 'evidence'), enqueued_at {order}, target_id {order} \
@@ -407,7 +407,7 @@ pub async fn record_failures(
 pub async fn freshness(client: &impl GenericClient, now: Timestamp) -> Result<SearchFreshness> {
     let row = client
         .query_one(
-            "SELECT \
+            "SELECT /* all teams: freshness */ \
                COUNT(*) FILTER (WHERE state = 'pending'), \
                COUNT(*) FILTER (WHERE state = 'failed'), \
                COUNT(*) FILTER (WHERE state = 'current'), \

@@ -11,6 +11,7 @@
 mod communities;
 mod credentials;
 mod dedup;
+pub mod distribution;
 mod embedding_queue;
 mod feedback;
 mod graph;

@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_communities.sql"),
     include_str!("migrations/0012_hypothesis_model_readings.sql"),
     include_str!("migrations/0013_lexical_blocks.sql"),
+    include_str!("migrations/0014_reference_tables.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.
