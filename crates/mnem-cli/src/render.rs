@@ -138,12 +138,14 @@ pub fn recalled(recall: &Recall, as_json: bool, explain: bool) {
                 .map(|leader| format!(", follows {leader}"))
                 .unwrap_or_default();
             format!(
-                "  score {} (lexical #{}, vector #{}{}{}{follows})",
+                "  score {} (lexical #{}, vector #{}{}{}{}{}{follows})",
                 hit.score,
                 rank(c.lexical_rank),
                 rank(c.vector_rank),
                 if c.phrase { ", phrase" } else { "" },
-                if c.temporal { ", in time hint" } else { "" }
+                if c.temporal { ", in time hint" } else { "" },
+                if c.speaker { ", named speaker" } else { "" },
+                if c.asks { ", asks" } else { "" }
             )
         } else {
             String::new()

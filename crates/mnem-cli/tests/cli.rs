@@ -689,6 +689,48 @@ fn a_source_key_groups_remembered_turns_into_the_window_recall_returns() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("window"));
 }
 
+#[test]
+fn explain_marks_a_turn_that_only_asks_and_a_named_speaker() {
+    let store = Store::new();
+    for (day, turn) in [
+        "Ben: Wow! The climbing gym on Saturday?",
+        "Ann: yes, the climbing gym at ten on Saturday, bring the rope",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let observed = format!("2024-03-0{}", day + 1);
+        store.ok(&[
+            "--embedder",
+            "none",
+            "remember",
+            turn,
+            "--source-type",
+            "conversation",
+            "--source-key",
+            &format!("chat-{day}"),
+            "--observed-at",
+            &observed,
+        ]);
+    }
+    let explained = store.ok(&[
+        "--embedder",
+        "none",
+        "recall",
+        "climbing gym Saturday Ann",
+        "--window",
+        "0",
+        "--explain",
+    ]);
+    let lines: Vec<&str> = explained.lines().collect();
+    assert!(lines[0].ends_with("bring the rope"), "{explained}");
+    assert!(lines[1].contains("named speaker"), "{explained}");
+    assert!(!lines[1].contains("asks"), "{explained}");
+    assert!(lines[2].ends_with("on Saturday?"), "{explained}");
+    assert!(lines[3].contains(", asks"), "{explained}");
+    assert!(!lines[3].contains("named speaker"), "{explained}");
+}
+
 fn eval_fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../mnem-eval/tests/fixtures")
@@ -713,7 +755,7 @@ fn eval_prints_one_json_summary_with_quality_bytes_latency_and_no_leaks() {
     assert_eq!(report["dataset"], "locomo");
     let profile = &report["profiles"][0];
     assert_eq!(
-        profile["profile"], "lexical-4",
+        profile["profile"], "lexical-5",
         "lexical only without an embedder"
     );
     assert_eq!(profile["overall"]["questions"], 2);
@@ -1127,7 +1169,7 @@ fn eval_fits_a_reranker_without_taking_the_dataset_arguments_as_features() {
         String::from_utf8_lossy(&all.stderr)
     );
     let fitted = std::fs::read_to_string(&spec).unwrap();
-    assert!(fitted.starts_with("lexical-4:rr_score="), "{fitted}");
+    assert!(fitted.starts_with("lexical-5:rr_score="), "{fitted}");
     assert!(mnem_core::parse_profile(fitted.trim()).is_ok());
     // A list fits only the features named; an unknown one is refused by name.
     let some = mnem(

@@ -7,7 +7,7 @@
 
 use mnem_core::{
     Evidence, EvidenceId, NewEvidence, RecallHit, RecallQuery, SourceType, Space, CONVEX_1_PROFILE,
-    CONVEX_3_PROFILE, DEFAULT_PROFILE,
+    CONVEX_3_PROFILE, CONVEX_4_PROFILE, DEFAULT_PROFILE,
 };
 
 use crate::helpers::{want_increasing_stamps, want_order, Backend, Fixture};
@@ -370,5 +370,79 @@ pub async fn a_turn_by_the_speaker_the_query_names_rises_above_a_closer_match<S:
         unlifted.first().map(|hit| hit.evidence.id),
         Some(items[0].id),
         "without the lift the closer match (the rarest word twice) leads"
+    );
+}
+
+/// A conversation turn that only asks keeps 65% of its score under the default, after
+/// its reply has been credited from its full score: the turn that says something passes
+/// it, and the reply still ranks by the question. Under `convex-4` the question leads.
+pub async fn a_turn_that_only_asks_sinks_below_a_turn_that_says_and_its_reply_keeps_credit<
+    S: Backend,
+>(
+    fx: Fixture<S>,
+) {
+    let spoken = |n: i64, group: &str, text: &str| {
+        let mut new = NewEvidence::new(text);
+        new.source_type = SourceType::Conversation;
+        new.source_key = Some(group.into());
+        new.observed_at = Some(crate::helpers::START.plus_seconds(n));
+        new
+    };
+    let mut items = Vec::new();
+    for (n, group, text) in [
+        (1, "a", "Cy: Wow! The zeppelin over the harbour?"),
+        (2, "a", "Ann: Loud, and slower than a ferry."),
+        (
+            3,
+            "b",
+            "Ann: the zeppelin over the harbour was out again, we watched it from the quay",
+        ),
+    ] {
+        items.push(fx.remember_with(spoken(n, group, text)).await);
+    }
+    for n in 4..=9 {
+        let text = format!("Cy: small talk number {n}");
+        fx.remember_with(spoken(n, "d", &text)).await;
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    let (question, reply, statement) = (items[0].id, items[1].id, items[2].id);
+    let query = || RecallQuery {
+        window: 0,
+        ..RecallQuery::text("zeppelin over the harbour")
+    };
+    let hits = fx.recall(query()).await;
+    assert_eq!(
+        hits.first().map(|hit| hit.evidence.id),
+        Some(statement),
+        "under the default the turn that says it leads"
+    );
+    let asked = hits.iter().find(|hit| hit.evidence.id == question);
+    assert!(
+        asked.is_some_and(|hit| hit.components.asks),
+        "the question is still returned, marked as only asking"
+    );
+    assert!(!hits[0].components.asks, "a turn that states is not marked");
+    let replied = hits.iter().find(|hit| hit.evidence.id == reply);
+    assert_eq!(
+        replied.and_then(|hit| hit.components.follows),
+        Some(question),
+        "the reply is credited from the question"
+    );
+    let score = |id: EvidenceId| {
+        hits.iter()
+            .find(|hit| hit.evidence.id == id)
+            .map(|hit| hit.score.value())
+    };
+    let credit = DEFAULT_PROFILE.follow_share / (1.0 - DEFAULT_PROFILE.question_discount);
+    let (reply_score, question_score) = (score(reply).unwrap(), score(question).unwrap());
+    assert!(
+        (reply_score - credit * question_score).abs() < 1e-9,
+        "the reply's credit is a share of the question's score before the discount"
+    );
+    let undiscounted = fx.with_profile(CONVEX_4_PROFILE).recall(query()).await;
+    assert_eq!(
+        undiscounted.first().map(|hit| hit.evidence.id),
+        Some(question),
+        "without the discount the short question, holding every query word, leads"
     );
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::graph::Tier;
 use crate::lexical::query_terms;
+use crate::pipeline::sentences;
 use crate::text::floor_char_boundary;
 use crate::{Evidence, RecallHit, SourceType, TeamId};
 
@@ -41,17 +42,65 @@ impl NamedSpeakers {
     }
 
     fn opens_with_named(&self, text: &str) -> bool {
-        // Only the opening can hold a label: a long turn is not scanned for a colon.
-        let opening = &text[..floor_char_boundary(text, MAX_SPEAKER_BYTES + 2)];
-        let Some((speaker, _)) = opening.split_once(": ") else {
+        let Some((speaker, _)) = speaker_label(text) else {
             return false;
         };
-        if speaker.is_empty() || speaker.contains(['.', '!', '?', '\n']) {
-            return false;
-        }
         let words = query_terms(speaker);
         !words.is_empty() && words.iter().all(|w| self.terms.contains(w))
     }
+}
+
+/// A turn's speaker label and what follows it (`Name: …`, as the chat import writes
+/// turns), or none when the text does not open with one. Only the opening can hold a
+/// label: a long turn is not scanned for a colon.
+fn speaker_label(text: &str) -> Option<(&str, &str)> {
+    let opening = &text[..floor_char_boundary(text, MAX_SPEAKER_BYTES + 2)];
+    let (speaker, _) = opening.split_once(": ")?;
+    if speaker.is_empty() || speaker.contains(['.', '!', '?', '\n']) {
+        return None;
+    }
+    Some((speaker, &text[speaker.len() + 2..]))
+}
+
+/// Words a turn may say besides its questions and still only ask: room for an
+/// interjection or an address ("Wow, Mel, that's awesome!") before the question.
+pub const MAX_ASIDE_WORDS: usize = 6;
+
+/// Longer questions tell as they ask ("I need new ideas for my meal prep, can you suggest
+/// …?"): a turn with one is not read as only asking.
+pub const MAX_QUESTION_WORDS: usize = 15;
+
+/// Whether `evidence` is a conversation turn that only asks: it holds a question, each of
+/// its questions is at most [`MAX_QUESTION_WORDS`] words, and besides them it says at most
+/// [`MAX_ASIDE_WORDS`] words (its speaker label aside). Such a turn repeats the words of
+/// what it asks about while stating nothing, and is seldom the evidence for anything: on
+/// the development files none of the 178 LongMemEval turns and 3 of the 133 LoCoMo turns
+/// that questions cite only ask, against 4.9% and 11.2% of all turns. Its answer is the
+/// reply, which follow-on credit reaches from the question's own score. Other kinds of
+/// text are never read this way (a note may record an open question on purpose).
+pub fn only_asks(evidence: &Evidence) -> bool {
+    if evidence.source_type != SourceType::Conversation {
+        return false;
+    }
+    let text = evidence.content.as_str();
+    let body = speaker_label(text).map_or(text, |(_, body)| body);
+    let mut asks = false;
+    let mut aside_words = 0;
+    for (start, end) in sentences(body) {
+        let sentence = body[start..end].trim_end();
+        if sentence.ends_with('?') {
+            if sentence.split_whitespace().count() > MAX_QUESTION_WORDS {
+                return false;
+            }
+            asks = true;
+        } else {
+            aside_words += sentence.split_whitespace().count();
+            if aside_words > MAX_ASIDE_WORDS {
+                return false;
+            }
+        }
+    }
+    asks
 }
 
 /// What memory says for an evidence item besides its text, read by the backend for the
@@ -178,6 +227,69 @@ mod tests {
             !named.opens_with_named(&"é".repeat(30)),
             "cut at a char boundary"
         );
+    }
+
+    fn turn(content: &str, source_type: SourceType) -> Evidence {
+        let mut new = NewEvidence::new(content);
+        new.source_type = source_type;
+        new.into_evidence(
+            EvidenceId(Uuid::from_u128(1)),
+            TeamId(Uuid::nil()),
+            ProfileId(Uuid::nil()),
+            Timestamp::from_seconds(0),
+        )
+        .unwrap()
+    }
+
+    fn asks(content: &str) -> bool {
+        only_asks(&turn(content, SourceType::Conversation))
+    }
+
+    #[test]
+    fn a_turn_only_asks_when_besides_its_questions_it_says_at_most_a_few_words() {
+        assert!(asks("Caroline: Wow! What got you into running?"));
+        assert!(asks(
+            "Wow, Mel, that's so awesome! What's your best camping memory?"
+        ));
+        assert!(asks("Did you go? Was it fun?"));
+        assert!(asks("Bo: For walking or running?  "));
+        // A long question tells as it asks.
+        assert!(!asks(
+            "I need some new ideas for my meal prep, can you suggest some protein sources \
+             that go well with quinoa and roasted vegetables?"
+        ));
+        let words = |n: usize| vec!["word"; n].join(" ");
+        assert!(asks(&format!("{}?", words(MAX_QUESTION_WORDS))));
+        assert!(!asks(&format!("{}?", words(MAX_QUESTION_WORDS + 1))));
+        assert!(!asks(
+            "Ann: I signed up for a pottery class yesterday. Have you tried it?"
+        ));
+        assert!(!asks("Ann: I got a new Fitbit last month."));
+        assert!(!asks("Ann: no question here at all"));
+        // Exactly the aside limit still asks; one word more states something.
+        assert!(asks(&format!("{}. Why?", words(MAX_ASIDE_WORDS))));
+        assert!(!asks(&format!("{}. Why?", words(MAX_ASIDE_WORDS + 1))));
+        // The speaker label is not counted as words said.
+        assert!(asks(&format!(
+            "Ann Lee Smith: {}. Why?",
+            words(MAX_ASIDE_WORDS)
+        )));
+    }
+
+    #[test]
+    fn only_a_conversation_turn_can_only_ask() {
+        assert!(!only_asks(&turn(
+            "Should we move to Postgres?",
+            SourceType::Manual
+        )));
+        assert!(!only_asks(&turn(
+            "Should we move to Postgres?",
+            SourceType::Document
+        )));
+        assert!(only_asks(&turn(
+            "Should we move to Postgres?",
+            SourceType::Conversation
+        )));
     }
 
     fn hit(id: u128, group: Option<&str>, fused: f64, observed: i64) -> RecallHit {

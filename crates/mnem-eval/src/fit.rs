@@ -32,7 +32,7 @@ pub const MAX_SWEEPS: usize = 4;
 /// `branch_pool` is not fitted because the candidates were read once at the starting depth;
 /// `tier_boost` and `corroboration_boost` are not, because the benchmark files hold no
 /// relationships and no repeated texts (their candidates have no support to weigh).
-pub const FITTED_KEYS: [&str; 11] = [
+pub const FITTED_KEYS: [&str; 12] = [
     "vector_weight",
     "lexical_rank_weight",
     "vector_rank_weight",
@@ -43,6 +43,7 @@ pub const FITTED_KEYS: [&str; 11] = [
     "group_boost",
     "recency_boost",
     "speaker_boost",
+    "question_discount",
     "follow_share",
 ];
 
@@ -101,6 +102,9 @@ fn grid(key: &str, current: f64) -> Vec<f64> {
     }
     if key == "follow_share" {
         values = vec![0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+    }
+    if key == "question_discount" {
+        values = vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
     }
     if key == "vector_min_similarity" {
         values = vec![0.0, 0.1, 0.15, 0.2, 0.25, 0.3];
@@ -311,6 +315,7 @@ fn value_of(profile: &RankingProfile, key: &str) -> f64 {
         "recency_boost" => profile.recency_boost,
         "follow_share" => profile.follow_share,
         "speaker_boost" => profile.speaker_boost,
+        "question_discount" => profile.question_discount,
         _ => 0.0,
     }
 }
@@ -389,8 +394,8 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=0.05", |_, _| {}).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-4:"));
-        let fitted = parse_profile(&report.fitted.replacen("convex-4", "hybrid", 1)).unwrap();
+        assert!(report.fitted.starts_with("convex-5:"));
+        let fitted = parse_profile(&report.fitted.replacen("convex-5", "hybrid", 1)).unwrap();
         assert_eq!(mrr(&questions, &fitted), 1.0);
         assert_eq!(report.moves.len(), 1);
     }
@@ -401,7 +406,7 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=2", |_, _| {}).unwrap();
         assert_eq!(report.fitted_mrr, report.start_mrr);
         assert!(report.moves.is_empty());
-        assert_eq!(report.fitted, "convex-4:vector_weight=2");
+        assert_eq!(report.fitted, "convex-5:vector_weight=2");
     }
 
     /// Both branches put a distractor first; only the gold item holds every query term.
@@ -442,7 +447,7 @@ mod tests {
         let report = fit_reranker(&questions, "hybrid", &[]).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-4:rr_score="));
+        assert!(report.fitted.starts_with("convex-5:rr_score="));
         let fitted = parse_profile(&report.fitted).unwrap();
         let coverage = fitted.reranker.unwrap().weights[5];
         assert!(coverage > 0.0, "coverage weight {coverage}");

@@ -47,7 +47,7 @@ pub fn focus(hits: &mut [RecallHit], query: &str, budget: usize, limit: usize) {
 
 /// Sentence spans of `text`: each ends after `.`, `!`, `?` or a line break (with the
 /// white space that follows), or at the end.
-fn sentences(text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn sentences(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();

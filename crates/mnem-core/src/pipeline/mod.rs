@@ -12,12 +12,14 @@ mod plan;
 mod profile;
 
 pub use budget::{fit_budget, MIN_CONTEXT_BYTES};
+pub(crate) use excerpt::sentences;
 pub use excerpt::{excerpt, ELISION, MIN_SHARE_BYTES};
 use plan::normalise_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
     parse_profile, profile_named, Fusion, RankingProfile, CONVEX_1_PROFILE, CONVEX_2_PROFILE,
-    CONVEX_3_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
+    CONVEX_3_PROFILE, CONVEX_4_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS,
+    RRF_PROFILE, VECTOR_PROFILE,
 };
 
 use std::collections::HashMap;
@@ -56,6 +58,9 @@ pub struct ScoreComponents {
     pub temporal: bool,
     /// A conversation turn spoken by someone the query names.
     pub speaker: bool,
+    /// A conversation turn that only asks ([`crate::signals::only_asks`]), when the
+    /// profile discounts such turns.
+    pub asks: bool,
     /// The source group's support and the place in the pool's time span, each in [0, 1]
     /// (0 when the profile does not weigh them: they are not computed then).
     pub group: f64,
@@ -160,9 +165,32 @@ pub fn settle(
     profile: &RankingProfile,
 ) -> Vec<RecallHit> {
     let mut hits = crate::follow::follow_on(hits, followers, plan, actor, profile);
+    discount_questions(&mut hits, plan, profile);
     boost_named_speakers(&mut hits, plan, profile);
     learned::rerank(&mut hits, plan, profile);
     hits
+}
+
+/// A conversation turn that only asks ([`signals::only_asks`]) keeps `1 − question_discount`
+/// of its score. After follow-on credit, so the reply that answers it is credited from the
+/// question's full score: the question repeats the query's words, the reply holds what
+/// was asked for.
+fn discount_questions(hits: &mut Vec<RecallHit>, plan: &RecallPlan, profile: &RankingProfile) {
+    if profile.question_discount <= 0.0 || plan.is_listing() {
+        return;
+    }
+    let kept = 1.0 - profile.question_discount;
+    let mut any = false;
+    for hit in hits.iter_mut() {
+        hit.components.asks = signals::only_asks(&hit.evidence);
+        if hit.components.asks {
+            hit.score = Score::from_unit(hit.score.value() * kept);
+            any = true;
+        }
+    }
+    if any {
+        floor_and_order(hits, plan);
+    }
 }
 
 /// A conversation turn spoken by someone the query names
@@ -505,6 +533,54 @@ mod tests {
         let named = plan(RecallQuery::text("what does Melanie like"));
         boost_named_speakers(&mut hits, &named, &CONVEX_3_PROFILE);
         assert_eq!(hits, before);
+    }
+
+    fn grouped(mut evidence: Evidence) -> Evidence {
+        evidence.source_key = Some("chat".into());
+        evidence
+    }
+
+    #[test]
+    fn a_turn_that_only_asks_sinks_below_a_statement_and_its_reply_keeps_full_credit() {
+        let plan = plan(RecallQuery::text("what got Melanie into running"));
+        let question = grouped(turn(1, "Caroline: Wow! What got you into running?"));
+        let reply = grouped(turn(2, "Melanie: To de-stress. It clears my head."));
+        let statement = grouped(turn(3, "Melanie: I ran farther this week."));
+        let hits = vec![
+            scored(question.clone(), 0.9),
+            scored(statement.clone(), 0.8),
+        ];
+        let followers = HashMap::from([(
+            question.id,
+            crate::window::Neighbours {
+                before: Vec::new(),
+                after: vec![reply],
+            },
+        )]);
+        let profile = RankingProfile {
+            question_discount: 0.35,
+            speaker_boost: 0.0,
+            ..DEFAULT_PROFILE
+        };
+        let settled = settle(hits.clone(), &followers, &plan, &ACTOR, &profile);
+        assert_eq!(ids(&settled), vec![3, 2, 1]);
+        let score = |id: u128| {
+            let hit = settled.iter().find(|h| h.evidence.id.0.as_u128() == id);
+            hit.unwrap().score.value()
+        };
+        // The reply is credited from the question's score before the discount.
+        assert!((score(2) - 0.7 * 0.9).abs() < 1e-12);
+        assert!((score(1) - 0.65 * 0.9).abs() < 1e-12);
+        assert!(settled[2].components.asks);
+        assert!(!settled[0].components.asks);
+        // Without the discount the question keeps its place.
+        let plain = RankingProfile {
+            question_discount: 0.0,
+            ..profile
+        };
+        let settled = settle(hits, &followers, &plan, &ACTOR, &plain);
+        assert_eq!(ids(&settled), vec![1, 3, 2]);
+        assert!(settled.iter().all(|h| !h.components.asks));
     }
 
     #[test]
