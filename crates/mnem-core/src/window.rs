@@ -40,6 +40,11 @@ pub struct WindowItem {
     /// Positions from the nearest hit of the result: neighbours nearer a hit are kept
     /// first when the byte budget runs low (0 for a merged hit).
     pub distance: usize,
+    /// For a merged hit, how many of the response's results rank above it: the byte
+    /// budget pays for it right before the next result, in rank order, so a weak match
+    /// that happens to sit in an early window never takes the bytes of a better result
+    /// (0 for a plain neighbour; a merged hit is never paid before its own result).
+    pub results_above: usize,
 }
 
 /// What [`assemble`] needs next.
@@ -160,10 +165,25 @@ pub fn assemble(
             shown.extend(ids.into_iter().map(|id| (id, target)));
         }
     }
+    // Drafts open in rank order and folding keeps the earliest, so their primaries'
+    // ranks ascend: a merged hit's place among the results is a binary search.
+    let rank: HashMap<EvidenceId, usize> = ranked
+        .iter()
+        .enumerate()
+        .map(|(position, hit)| (hit.evidence.id, position))
+        .collect();
+    let primary_ranks: Vec<usize> = drafts
+        .iter()
+        .map(|draft| rank.get(&draft.primary).copied().unwrap_or(usize::MAX))
+        .collect();
+    let results_above = |id: EvidenceId| {
+        let own = rank.get(&id).copied().unwrap_or(usize::MAX);
+        primary_ranks.partition_point(|&primary| primary < own)
+    };
     WindowStep::Done(
         drafts
             .into_iter()
-            .map(|draft| finish(draft, ranked))
+            .map(|draft| finish(draft, ranked, &results_above))
             .collect(),
     )
 }
@@ -203,7 +223,11 @@ fn to_read(
 
 /// Turns a draft into a result: the primary hit with the items before and after it, each
 /// with its distance from the nearest hit.
-fn finish(draft: Draft, ranked: &[RecallHit]) -> RecallHit {
+fn finish(
+    draft: Draft,
+    ranked: &[RecallHit],
+    results_above: &impl Fn(EvidenceId) -> usize,
+) -> RecallHit {
     // A draft's primary is always one of `ranked` (drafts open on a ranked hit); the
     // fallback only keeps this total.
     let plain_hit = |evidence: Evidence| {
@@ -238,6 +262,7 @@ fn finish(draft: Draft, ranked: &[RecallHit]) -> RecallHit {
         }
         let item = WindowItem {
             context: evidence.content_for_readers(),
+            results_above: if hit { results_above(evidence.id) } else { 0 },
             evidence,
             hit,
             distance: distance(i),

@@ -12,17 +12,50 @@ pub const MIN_CONTEXT_BYTES: usize = 64;
 /// [`MIN_CONTEXT_BYTES`] is left, where the list ends. The first result always gets a
 /// context, cut if need be.
 ///
-/// Windows count too, and neighbours are trimmed before hits: a result's merged hits
-/// (matches inside its window) are paid for right after its own context, before the next
-/// result; plain neighbours only from what every kept result left, nearest a hit first
-/// (distance 1 of every result in rank order, then distance 2, …). A window item that
-/// does not fit whole is left out (never cut; a later, shorter one may still fit).
+/// Windows count too, and neighbours are trimmed before hits. Matches are paid in rank
+/// order: a result's merged hits (matches inside its window) right before the first
+/// result they rank below ([`crate::window::WindowItem::results_above`]), never before
+/// their own result, and those ranked below every kept result after the results; plain
+/// neighbours only from what the matches left, nearest a hit first (distance 1 of every
+/// result in rank order, then distance 2, …). A window item that does not fit whole is
+/// left out (never cut; a later, shorter one may still fit).
 pub fn fit_budget(hits: &mut Vec<RecallHit>, budget: usize) {
+    // Per result, per window item (before, then after): kept or not.
+    let mut kept: Vec<Vec<bool>> = hits
+        .iter()
+        .map(|hit| vec![false; hit.window_items().count()])
+        .collect();
+    // Every merged hit as (the result it is paid before, its result, its item, its
+    // bytes), in the order they are paid.
+    let mut merged: Vec<(usize, usize, usize, usize)> = hits
+        .iter()
+        .enumerate()
+        .flat_map(|(result, hit)| {
+            hit.window_items()
+                .enumerate()
+                .filter(|(_, item)| item.hit)
+                .map(move |(index, item)| {
+                    let slot = item.results_above.max(result + 1);
+                    (slot, result, index, item.context.len())
+                })
+        })
+        .collect();
+    merged.sort_unstable();
+    let mut merged = merged.into_iter().peekable();
     let mut used = 0;
     let mut keep = 0;
-    // Per result, per window item (before, then after): kept or not.
-    let mut kept: Vec<Vec<bool>> = Vec::new();
-    for hit in hits.iter_mut() {
+    // Pays the merged hits due before result `upto` (all when `upto` is past the end) of
+    // the first `kept_results`.
+    let mut pay = |upto: usize, kept_results: usize, used: &mut usize, kept: &mut [Vec<bool>]| {
+        while let Some((_, result, index, bytes)) = merged.next_if(|m| m.0 <= upto) {
+            if result < kept_results && bytes <= budget - *used {
+                *used += bytes;
+                kept[result][index] = true;
+            }
+        }
+    };
+    for (index, hit) in hits.iter_mut().enumerate() {
+        pay(index, index, &mut used, &mut kept);
         let left = budget - used;
         if hit.context.len() > left {
             if left < MIN_CONTEXT_BYTES.min(budget) && keep > 0 {
@@ -33,22 +66,14 @@ pub fn fit_budget(hits: &mut Vec<RecallHit>, budget: usize) {
         }
         used += hit.context.len();
         keep += 1;
-        let merged_hits: Vec<bool> = hit
-            .window_items()
-            .map(|item| {
-                let fits = item.hit && item.context.len() <= budget - used;
-                if fits {
-                    used += item.context.len();
-                }
-                fits
-            })
-            .collect();
-        kept.push(merged_hits);
         if used >= budget {
             break;
         }
     }
+    // Merged hits of kept results that rank below every kept result.
+    pay(usize::MAX, keep, &mut used, &mut kept);
     hits.truncate(keep);
+    kept.truncate(keep);
     fit_neighbours(hits, &mut kept, budget - used);
     for (hit, kept) in hits.iter_mut().zip(kept) {
         let (before, after) = kept.split_at(hit.before.len());

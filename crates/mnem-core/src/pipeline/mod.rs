@@ -1022,6 +1022,7 @@ mod tests {
             evidence,
             hit,
             distance,
+            results_above: 0,
         }
     }
 
@@ -1040,6 +1041,30 @@ mod tests {
                 ScoreComponents::default(),
             )
         }
+    }
+
+    #[test]
+    fn a_merged_hit_ranked_below_later_results_is_paid_after_them() {
+        // The merged hit (id 11) sits in the first result's window but ranks below both
+        // results: 250 bytes hold both results, not the weak match in the early window.
+        let mut deep = window_item(11, 100, true, 0);
+        deep.results_above = 2;
+        let mut hits = vec![
+            windowed_hit(1, 100, vec![], vec![deep]),
+            windowed_hit(2, 100, vec![], vec![]),
+        ];
+        fit_budget(&mut hits, 250);
+        assert_eq!(ids(&hits), vec![1, 2]);
+        assert!(kept_ids(&hits[0]).is_empty());
+        // With room for it, it is kept after the results.
+        let mut deep = window_item(11, 100, true, 0);
+        deep.results_above = 2;
+        let mut hits = vec![
+            windowed_hit(1, 100, vec![], vec![deep]),
+            windowed_hit(2, 100, vec![], vec![]),
+        ];
+        fit_budget(&mut hits, 300);
+        assert_eq!(kept_ids(&hits[0]), vec![11]);
     }
 
     fn kept_ids(hit: &RecallHit) -> Vec<u128> {
