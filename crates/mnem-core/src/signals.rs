@@ -83,6 +83,11 @@ pub fn only_asks(evidence: &Evidence) -> bool {
         return false;
     }
     let text = evidence.content.as_str();
+    // Most turns ask nothing: they are passed over without splitting sentences (this
+    // runs for every pooled candidate of a recall).
+    if !text.contains('?') {
+        return false;
+    }
     let body = speaker_label(text).map_or(text, |(_, body)| body);
     let mut asks = false;
     let mut aside_words = 0;

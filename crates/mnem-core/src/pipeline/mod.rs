@@ -1046,25 +1046,19 @@ mod tests {
     #[test]
     fn a_merged_hit_ranked_below_later_results_is_paid_after_them() {
         // The merged hit (id 11) sits in the first result's window but ranks below both
-        // results: 250 bytes hold both results, not the weak match in the early window.
-        let mut deep = window_item(11, 100, true, 0);
-        deep.results_above = 2;
-        let mut hits = vec![
-            windowed_hit(1, 100, vec![], vec![deep]),
-            windowed_hit(2, 100, vec![], vec![]),
-        ];
-        fit_budget(&mut hits, 250);
-        assert_eq!(ids(&hits), vec![1, 2]);
-        assert!(kept_ids(&hits[0]).is_empty());
-        // With room for it, it is kept after the results.
-        let mut deep = window_item(11, 100, true, 0);
-        deep.results_above = 2;
-        let mut hits = vec![
-            windowed_hit(1, 100, vec![], vec![deep]),
-            windowed_hit(2, 100, vec![], vec![]),
-        ];
-        fit_budget(&mut hits, 300);
-        assert_eq!(kept_ids(&hits[0]), vec![11]);
+        // results: 250 bytes hold both results, not the weak match in the early window;
+        // 300 bytes hold it too, after the results.
+        for (budget, kept) in [(250, vec![]), (300, vec![11])] {
+            let mut deep = window_item(11, 100, true, 0);
+            deep.results_above = 2;
+            let mut hits = vec![
+                windowed_hit(1, 100, vec![], vec![deep]),
+                windowed_hit(2, 100, vec![], vec![]),
+            ];
+            fit_budget(&mut hits, budget);
+            assert_eq!(ids(&hits), vec![1, 2], "{budget}");
+            assert_eq!(kept_ids(&hits[0]), kept, "{budget}");
+        }
     }
 
     fn kept_ids(hit: &RecallHit) -> Vec<u128> {
