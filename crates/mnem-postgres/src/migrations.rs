@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_hypothesis_model_readings.sql"),
     include_str!("migrations/0013_lexical_blocks.sql"),
     include_str!("migrations/0014_reference_tables.sql"),
+    include_str!("migrations/0015_irregular_forms.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.
@@ -187,6 +188,9 @@ async fn apply(client: &mut tokio_postgres::Client, target: i64) -> Result<()> {
         if version == 13 {
             backfill_blocks(&tx).await?;
         }
+        if version == 15 {
+            reindex_terms(&tx).await?;
+        }
         tx.execute("INSERT INTO mnem_schema (version) VALUES ($1)", &[&version])
             .await
             .db()?;
@@ -202,6 +206,32 @@ async fn backfill_blocks(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
     let indexed = crate::lexical::index_all(tx).await?;
     without_row_security(tx, &["evidence", "lexical_blocks"], false).await?;
     tracing::info!(indexed, "full-text index rebuilt as block posting lists");
+    Ok(())
+}
+
+/// Migration 15's Rust step: every stored text's terms derived again (the statistics
+/// trigger is off, see the SQL), the statistics recounted from them as the insert trigger
+/// counts a statement, and the block posting lists rebuilt.
+async fn reindex_terms(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+    backfill_terms(tx).await?;
+    const TABLES: [&str; 4] = ["evidence", "text_stats", "term_stats", "lexical_blocks"];
+    without_row_security(tx, &TABLES, true).await?;
+    tx.batch_execute(
+        "INSERT INTO text_stats (team_id, documents, lexemes) \
+           SELECT team_id, count(*), sum(text_length) FROM evidence \
+           WHERE text_length > 0 GROUP BY team_id; \
+         INSERT INTO term_stats (team_id, lexeme, documents, max_frequency, min_length) \
+           SELECT e.team_id, k, count(*), max((e.term_freqs ->> k)::bigint), \
+                  min(e.text_length) \
+           FROM evidence e, jsonb_object_keys(e.term_freqs) AS k \
+           WHERE e.text_length > 0 GROUP BY e.team_id, k; \
+         ALTER TABLE evidence ENABLE TRIGGER evidence_term_stats_change;",
+    )
+    .await
+    .db()?;
+    let indexed = crate::lexical::index_all(tx).await?;
+    without_row_security(tx, &TABLES, false).await?;
+    tracing::info!(indexed, "full-text index rebuilt with irregular word forms");
     Ok(())
 }
 

@@ -290,6 +290,94 @@ async fn pruning_common_terms_never_changes_the_lexical_branch() {
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn migration_15_indexes_irregular_forms_again_and_recounts_the_statistics() {
+    let Some(url) = testing::url() else {
+        return;
+    };
+    let config = testing::database_at_version(&url, 14)
+        .await
+        .expect("database at version 14");
+    let (owner, connection) = config.connect(NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    let team = uuid::Uuid::now_v7();
+    owner
+        .batch_execute(&format!(
+            "INSERT INTO teams (team_id, name, created_at) VALUES ('{team}', 't', 0); \
+             SELECT set_config('mnem.team_id', '{team}', false); \
+             INSERT INTO profiles (team_id, profile_id, name, created_at) \
+               VALUES ('{team}', '{team}', 'owner', 0);"
+        ))
+        .await
+        .expect("team");
+    // What a version-14 build stored for "Ann made a window": "made" as its own term.
+    owner
+        .execute(
+            "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
+             source_type, source, authority, source_group, labels, refs, scope, \
+             scope_depth, space, observed_at, recorded_at, content_hash, state, \
+             term_freqs, text_length) \
+             VALUES ($1, $2, $1, 'Ann made a window', 'note', 'manual', 's', 'unknown', 'g', \
+             '[]', '[]', '', 0, 'team', 0, 0, 'h', 'current', \
+             '{\"ann\": 1, \"made\": 1, \"a\": 1, \"window\": 1}', 4)",
+            &[&team, &uuid::Uuid::now_v7()],
+        )
+        .await
+        .expect("evidence");
+
+    let store = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 2)
+        .await
+        .expect("connect");
+    let documents = |lexeme: &'static str| {
+        let owner = &owner;
+        async move {
+            owner
+                .query_one(
+                    "SELECT COALESCE(SUM(documents), 0)::bigint FROM term_stats \
+                     WHERE team_id = $1 AND lexeme = $2",
+                    &[&team, &lexeme],
+                )
+                .await
+                .expect("term stats")
+                .get::<_, i64>(0)
+        }
+    };
+    assert_eq!(documents("make").await, 1);
+    assert_eq!(documents("made").await, 0);
+    let stats = owner
+        .query_one(
+            "SELECT documents, lexemes FROM text_stats WHERE team_id = $1",
+            &[&team],
+        )
+        .await
+        .expect("stats");
+    assert_eq!((stats.get::<_, i64>(0), stats.get::<_, i64>(1)), (1, 4));
+    let trigger: i8 = owner
+        .query_one(
+            "SELECT tgenabled FROM pg_trigger WHERE tgname = 'evidence_term_stats_change'",
+            &[],
+        )
+        .await
+        .expect("trigger")
+        .get(0);
+    assert_eq!(trigger, b'O' as i8, "the statistics trigger is on again");
+    let actor = mnem_core::Actor {
+        team: mnem_core::TeamId(team),
+        profile: mnem_core::ProfileId(team),
+    };
+    let found = store
+        .lexical_candidates(
+            &actor,
+            &RecallQuery::text("what did Ann make"),
+            Timestamp::from_seconds(4_000_000_000),
+            10,
+        )
+        .await
+        .expect("lexical");
+    assert_eq!(found.len(), 1, "the rebuilt posting lists find it");
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn migrations_5_and_13_rederive_stored_texts_and_build_their_posting_lists() {
     let Some(url) = testing::url() else {
         return;

@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0013_communities.sql"),
     include_str!("migrations/0014_hypothesis_model_readings.sql"),
     include_str!("migrations/0015_lexical_blocks.sql"),
+    include_str!("migrations/0016_irregular_forms.sql"),
 ];
 
 /// The Rust step of a migration, by the version it produces.
@@ -43,6 +44,11 @@ fn backfill(version: i64) -> Option<Backfill> {
         15 => Some(|conn| {
             let indexed = crate::lexical::index_all(conn)?;
             tracing::info!(indexed, "full-text index rebuilt as block posting lists");
+            Ok(())
+        }),
+        16 => Some(|conn| {
+            let indexed = crate::lexical::index_all(conn)?;
+            tracing::info!(indexed, "full-text index rebuilt with irregular word forms");
             Ok(())
         }),
         _ => None,
@@ -83,6 +89,11 @@ fn rehash_current(conn: &Connection) -> rusqlite::Result<usize> {
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 pub fn migrate(conn: &mut Connection) -> Result<()> {
+    migrate_to(conn, SCHEMA_VERSION)
+}
+
+/// Migrates up to `target` only: how the tests make a file an older build left.
+fn migrate_to(conn: &mut Connection, target: i64) -> Result<()> {
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .db()?;
@@ -92,7 +103,12 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
             supported: SCHEMA_VERSION,
         });
     }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+    for (index, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(target as usize)
+        .skip(found as usize)
+    {
         let tx = conn.transaction().db()?;
         tx.execute_batch(sql).db()?;
         let version = index as i64 + 1;
@@ -201,5 +217,43 @@ mod tests {
             )
             .unwrap();
         assert_eq!(length, 4);
+    }
+
+    #[test]
+    fn a_file_indexed_before_irregular_forms_is_indexed_again() {
+        let mut conn = version_8_file();
+        conn.execute(
+            "UPDATE evidence_content SET content = 'Ann made a window' WHERE doc = 3",
+            [],
+        )
+        .unwrap();
+        migrate_to(&mut conn, 15).unwrap();
+        // What a build without the irregular forms stored: "made" as its own term.
+        for table in ["lexical_terms", "lexical_blocks"] {
+            conn.execute(
+                &format!("UPDATE {table} SET term = 'made' WHERE term = 'make'"),
+                [],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let holding = |term: &str| -> i64 {
+            conn.query_row(
+                "SELECT count(*) FROM lexical_terms WHERE team_id = ?1 AND term = ?2",
+                rusqlite::params![[2u8; 16].as_slice(), term],
+                |row| row.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(holding("make"), 1);
+        assert_eq!(holding("made"), 0);
+        let stats: (i64, i64) = conn
+            .query_row(
+                "SELECT documents, total_length FROM lexical_stats WHERE team_id = ?1",
+                [[2u8; 16].as_slice()],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(stats, (1, 4));
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! Stored terms were made by this analyzer: changing what it returns for a text (a
 //! stemmer, the folding, the cut) needs a migration that re-indexes every stored text, as
-//! SQLite's 0009 and PostgreSQL's 0005 did. SQLite also re-derives a text's terms to take
+//! SQLite's 0009 and 0016 and PostgreSQL's 0005 and 0015 did. SQLite also re-derives a text's terms to take
 //! it out of the index when it is erased, so it must get the terms it indexed.
 
 use std::collections::BTreeMap;
@@ -21,6 +21,7 @@ use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 use crate::text::{floor_char_boundary, is_stopword, MAX_QUERY_TERMS};
 
 pub mod blocks;
+mod irregular;
 pub mod topk;
 
 /// Longer runs (a pasted blob, a long hash) are cut to this many bytes, on both sides:
@@ -115,10 +116,12 @@ fn fold_into(c: char, out: &mut String) {
 }
 
 /// A word's term: English words (ASCII letters only) are stemmed with Snowball's English
-/// (Porter2) stemmer, so "planning" finds "planned"; numbers, codes and other scripts are
+/// (Porter2) stemmer, so "planning" finds "planned", after an irregular form is replaced by
+/// its word ([`irregular`]: "made" finds "make"); numbers, codes and other scripts are
 /// kept as written.
 fn term_of(word: &str) -> String {
     let term = if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        let word = irregular::base_of(word).unwrap_or(word);
         stemmer().stem(word).into_owned()
     } else {
         word.to_string()
@@ -128,14 +131,15 @@ fn term_of(word: &str) -> String {
 }
 
 /// How many of `terms` (as [`query_terms`] makes them) `text` holds. Only words that
-/// begin with some term's first character are stemmed — a term keeps its word's first
-/// character (Porter2 changes later letters only: "dying" → "die") — so scanning long
-/// texts for a few terms stays cheap.
+/// begin with some term's first character, or are irregular forms ("went" → "go"), are
+/// stemmed — otherwise a term keeps its word's first character (Porter2 changes later
+/// letters only: "dying" → "die") — so scanning long texts for a few terms stays cheap.
 pub fn matched_terms(text: &str, terms: &[String]) -> usize {
     let heads: Vec<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
     let mut found = vec![false; terms.len()];
     for word in words(text) {
-        if !word.chars().next().is_some_and(|c| heads.contains(&c)) {
+        let head = word.chars().next();
+        if !head.is_some_and(|c| heads.contains(&c)) && irregular::base_of(&word).is_none() {
             continue;
         }
         let term = term_of(&word);
@@ -220,9 +224,10 @@ impl Bm25 {
 mod tests {
     #[test]
     fn matched_terms_counts_what_document_terms_would_find() {
-        let terms = super::query_terms("dying skies generously planned Café 3.5 ugly");
+        let terms = super::query_terms("dying skies generously planned Café 3.5 ugly go");
         for text in [
             "He was dying under grey skies.",
+            "They went home",
             "We planned it generously at the cafe for 3.5 hours",
             "nothing relevant here",
             "Ugly UGLY ugliness",
@@ -250,6 +255,19 @@ mod tests {
         assert!(document_terms("She hiked up the hill")
             .frequencies
             .contains_key("hike"));
+    }
+
+    #[test]
+    fn an_irregular_form_meets_its_word() {
+        assert_eq!(
+            query_terms("What did she make? Where did they go?"),
+            ["make", "go"]
+        );
+        let told = document_terms("I made it, then we went and bought two");
+        for term in ["make", "go", "buy"] {
+            assert!(told.frequencies.contains_key(term), "{term}");
+        }
+        assert!(!told.frequencies.contains_key("made"));
     }
 
     #[test]
