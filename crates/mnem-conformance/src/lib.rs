@@ -102,6 +102,7 @@ macro_rules! conformance_suite {
                 follow_on_credit_lifts_only_the_next_eligible_item_of_the_group,
                 a_turn_by_the_speaker_the_query_names_rises_above_a_closer_match,
                 a_turn_that_only_asks_sinks_below_a_turn_that_says_and_its_reply_keeps_credit,
+                an_answer_to_a_follow_up_question_is_credited_from_what_it_asks_about,
             );
         }
         mod graph {

@@ -7,7 +7,7 @@
 
 use mnem_core::{
     Evidence, EvidenceId, NewEvidence, RecallHit, RecallQuery, SourceType, Space, CONVEX_1_PROFILE,
-    CONVEX_3_PROFILE, CONVEX_4_PROFILE, DEFAULT_PROFILE,
+    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, DEFAULT_PROFILE,
 };
 
 use crate::helpers::{want_increasing_stamps, want_order, Backend, Fixture};
@@ -444,5 +444,77 @@ pub async fn a_turn_that_only_asks_sinks_below_a_turn_that_says_and_its_reply_ke
         undiscounted.first().map(|hit| hit.evidence.id),
         Some(question),
         "without the discount the short question, holding every query word, leads"
+    );
+}
+
+/// When the item after a match only asks about it ("Fun! What did you do?"), the item
+/// after that question — its answer, which shares no word with the query — is credited
+/// half the match's score under the default: it is returned, and above the question.
+/// Under `convex-5` the credit stops at the question.
+pub async fn an_answer_to_a_follow_up_question_is_credited_from_what_it_asks_about<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let spoken = |n: i64, group: &str, text: &str| {
+        let mut new = NewEvidence::new(text);
+        new.source_type = SourceType::Conversation;
+        new.source_key = Some(group.into());
+        new.observed_at = Some(crate::helpers::START.plus_seconds(n));
+        new
+    };
+    let mut items = Vec::new();
+    for (n, group, text) in [
+        (
+            1,
+            "a",
+            "Ann: we took the kids camping in the mountains last week",
+        ),
+        (2, "a", "Cy: Fun! What did you do?"),
+        (
+            3,
+            "a",
+            "Ann: roasted marshmallows and hiked to the top at dawn",
+        ),
+        (4, "b", "Cy: the mountains look lovely on the postcard"),
+    ] {
+        items.push(fx.remember_with(spoken(n, group, text)).await);
+    }
+    for n in 5..=9 {
+        let text = format!("Cy: small talk number {n}");
+        fx.remember_with(spoken(n, "d", &text)).await;
+    }
+    want_increasing_stamps(&items.iter().collect::<Vec<_>>());
+    let (leader, question, answer) = (items[0].id, items[1].id, items[2].id);
+    let query = || RecallQuery {
+        window: 0,
+        ..RecallQuery::text("camping in the mountains")
+    };
+    let hits = fx.recall(query()).await;
+    let ids: Vec<EvidenceId> = hits.iter().map(|hit| hit.evidence.id).collect();
+    assert_eq!(ids.first(), Some(&leader), "the match leads");
+    let position = |id: EvidenceId| ids.iter().position(|found| *found == id);
+    assert!(position(answer).is_some(), "the answer is returned");
+    assert!(
+        position(answer) < position(question),
+        "the answer ranks above the question it answers"
+    );
+    let answered = &hits[position(answer).unwrap()];
+    assert_eq!(
+        answered.components.follows,
+        Some(leader),
+        "the answer is credited from the match, through the question"
+    );
+    let expected = DEFAULT_PROFILE.follow_through * hits[0].score.value();
+    assert!(
+        (answered.score.value() - expected).abs() < 1e-9,
+        "the credit is a share of the match's score"
+    );
+    let before = fx.with_profile(CONVEX_5_PROFILE).recall(query()).await;
+    let credited = before
+        .iter()
+        .find(|hit| hit.evidence.id == answer)
+        .and_then(|hit| hit.components.follows);
+    assert_eq!(
+        credited, None,
+        "under convex-5 the credit stops at the question"
     );
 }

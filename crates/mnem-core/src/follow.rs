@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::pipeline::{self, RankingProfile, RecallHit, RecallPlan, ScoreComponents};
 use crate::window::Neighbours;
-use crate::{Actor, Evidence, EvidenceId, Score};
+use crate::{signals, Actor, Evidence, EvidenceId, Score};
 
 /// The hits whose followers are worth reading: the first `limit` ranked hits that belong
 /// to a source group, when the profile gives follow-on credit and the recall is ranked.
@@ -39,9 +39,11 @@ fn leading<'a>(hits: &'a [RecallHit], plan: &RecallPlan) -> impl Iterator<Item =
 }
 
 /// Gives each leader's next item in its group (`neighbours[leader].after[0]`) a score of
-/// at least `follow_share` × the leader's score, adding it to the hits when it was not a
+/// at least `follow_share` × the leader's score, and, when that item only asks
+/// ([`signals::only_asks`]), the item after it (`after[1]`, its answer) at least
+/// `follow_through` × the leader's score; each is added to the hits when it was not a
 /// candidate. Credit is computed from the scores before any is given, so it never
-/// chains (a follower's follower gets nothing through it). A new hit must satisfy the
+/// chains (a follower's follower gets nothing through the follower's own score). A new hit must satisfy the
 /// query's anchors and floor like any other; the hits come back in the order contract's
 /// order.
 pub fn follow_on(
@@ -61,24 +63,34 @@ pub fn follow_on(
     let mut newcomers = Vec::new();
     // Only the leaders give credit, whatever else `neighbours` holds (`mnem eval --fit`
     // passes every candidate's), so a profile ranks offline exactly as in a recall.
-    for hit in leading(&hits, plan) {
-        let Some(next) = neighbours
-            .get(&hit.evidence.id)
-            .and_then(|n| n.after.first())
-        else {
-            continue;
-        };
-        let earned = share * hit.score.value();
-        let best = credit.entry(next.id).or_insert((0.0, hit.evidence.id));
+    let mut give = |item: &Evidence, earned: f64, leader: EvidenceId| {
+        let best = credit.entry(item.id).or_insert((0.0, leader));
         if earned > best.0 {
-            *best = (earned, hit.evidence.id);
+            *best = (earned, leader);
         }
-        if present.insert(next.id) {
+        if present.insert(item.id) {
             newcomers.push(pipeline::hit(
-                next.clone(),
+                item.clone(),
                 Score::from_unit(0.0),
                 ScoreComponents::default(),
             ));
+        }
+    };
+    for hit in leading(&hits, plan) {
+        let Some(after) = neighbours.get(&hit.evidence.id).map(|n| &n.after) else {
+            continue;
+        };
+        let Some(next) = after.first() else {
+            continue;
+        };
+        let leader = hit.evidence.id;
+        give(next, share * hit.score.value(), leader);
+        // A follow-up question about the leader ("what did you do there?") says nothing
+        // itself: its answer, the item after it, is the leader's continuation.
+        if profile.follow_through > 0.0 && signals::only_asks(next) {
+            if let Some(answer) = after.get(1) {
+                give(answer, profile.follow_through * hit.score.value(), leader);
+            }
         }
     }
     newcomers.retain(|hit| {
@@ -271,5 +283,52 @@ mod tests {
             chosen.iter().map(|e| e.id).collect::<Vec<_>>(),
             vec![grouped.id]
         );
+    }
+
+    fn turn(id: u128, content: &str, observed: i64) -> Evidence {
+        let mut turn = evidence(id, content, Some("s1"), observed);
+        turn.source_type = crate::SourceType::Conversation;
+        turn
+    }
+
+    #[test]
+    fn credit_passes_through_a_follow_up_question_to_its_answer_only() {
+        let told = turn(1, "Ann: we went camping in the mountains", 10);
+        let asked = turn(2, "Cy: Fun! What did you do?", 11);
+        let answer = turn(3, "Ann: roasted marshmallows", 12);
+        let said = turn(4, "Cy: I love the mountains too.", 11);
+        let read = |next: &Evidence| {
+            let neighbours = Neighbours {
+                before: Vec::new(),
+                after: vec![next.clone(), answer.clone()],
+            };
+            HashMap::from([(told.id, neighbours)])
+        };
+        let through = |share: f64| RankingProfile {
+            follow_through: share,
+            ..profile(0.7)
+        };
+        let hits = vec![hit(&told, 1.0)];
+        let out = follow_on(
+            hits.clone(),
+            &read(&asked),
+            &plan("camping"),
+            &ACTOR,
+            &through(0.5),
+        );
+        assert_eq!(ids(&out), vec![1, 2, 3]);
+        assert!((score_of(&out, 3) - 0.5).abs() < 1e-12);
+        assert_eq!(out[2].components.follows, Some(told.id));
+        // Off, or after a follower that says something, the credit stops at the follower.
+        let off = follow_on(
+            hits.clone(),
+            &read(&asked),
+            &plan("camping"),
+            &ACTOR,
+            &through(0.0),
+        );
+        assert_eq!(ids(&off), vec![1, 2]);
+        let stated = follow_on(hits, &read(&said), &plan("camping"), &ACTOR, &through(0.5));
+        assert_eq!(ids(&stated), vec![1, 4]);
     }
 }

@@ -394,8 +394,8 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=0.05", |_, _| {}).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-5:"));
-        let fitted = parse_profile(&report.fitted.replacen("convex-5", "hybrid", 1)).unwrap();
+        assert!(report.fitted.starts_with("convex-6:"));
+        let fitted = parse_profile(&report.fitted.replacen("convex-6", "hybrid", 1)).unwrap();
         assert_eq!(mrr(&questions, &fitted), 1.0);
         assert_eq!(report.moves.len(), 1);
     }
@@ -406,7 +406,7 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=2", |_, _| {}).unwrap();
         assert_eq!(report.fitted_mrr, report.start_mrr);
         assert!(report.moves.is_empty());
-        assert_eq!(report.fitted, "convex-5:vector_weight=2");
+        assert_eq!(report.fitted, "convex-6:vector_weight=2");
     }
 
     /// Both branches put a distractor first; only the gold item holds every query term.
@@ -447,7 +447,7 @@ mod tests {
         let report = fit_reranker(&questions, "hybrid", &[]).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-5:rr_score="));
+        assert!(report.fitted.starts_with("convex-6:rr_score="));
         let fitted = parse_profile(&report.fitted).unwrap();
         let coverage = fitted.reranker.unwrap().weights[5];
         assert!(coverage > 0.0, "coverage weight {coverage}");

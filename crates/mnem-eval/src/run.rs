@@ -235,7 +235,8 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
             ..RecallQuery::text(text)
         };
         let (plan, branches) = memory.candidates(&actor, query).await?;
-        // Any candidate can lead under some trial profile: its follower is read once.
+        // Any candidate can lead under some trial profile: its followers are read once,
+        // two deep for credit through a follow-up question.
         let mut pool: Vec<Evidence> = Vec::new();
         let mut seen = HashSet::new();
         for candidate in branches.iter().flat_map(|b| &b.candidates) {
@@ -243,7 +244,7 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
                 pool.push(candidate.evidence.clone());
             }
         }
-        let followers = memory.group_neighbours(&actor, &plan, pool, 1).await?;
+        let followers = memory.group_neighbours(&actor, &plan, pool, 2).await?;
         questions.push(FitQuestion {
             actor,
             plan,

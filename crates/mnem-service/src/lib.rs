@@ -543,7 +543,13 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         ranked: Vec<RecallHit>,
     ) -> Result<(Vec<RecallHit>, HashMap<EvidenceId, Neighbours>)> {
         let leaders = follow::leaders(&ranked, plan, &self.profile);
-        let width = plan.query.window.max(1);
+        // Credit through a follow-up question reaches the second item after a leader.
+        let reach = if self.profile.follow_through > 0.0 {
+            2
+        } else {
+            1
+        };
+        let width = plan.query.window.max(reach);
         let read = self.group_neighbours(actor, plan, leaders, width).await?;
         let ranked = mnem_core::pipeline::settle(ranked, &read, plan, actor, &self.profile);
         Ok((ranked, read))

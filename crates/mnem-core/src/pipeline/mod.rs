@@ -18,8 +18,8 @@ use plan::normalise_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
     parse_profile, profile_named, Fusion, RankingProfile, CONVEX_1_PROFILE, CONVEX_2_PROFILE,
-    CONVEX_3_PROFILE, CONVEX_4_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS,
-    RRF_PROFILE, VECTOR_PROFILE,
+    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE,
+    NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
 };
 
 use std::collections::HashMap;

@@ -63,6 +63,11 @@ pub struct RankingProfile {
     /// `limit` results in its source group scores at least this share of that result.
     /// 0 turns it off (and skips the store read it needs).
     pub follow_share: f64,
+    /// Follow-on credit through a follow-up question ([`crate::follow`]): when a leader's
+    /// next item only asks ([`crate::signals::only_asks`]: "what did you do there?"), the
+    /// item after that question — its answer — scores at least this share of the leader.
+    /// 0 turns it off. At most 1.
+    pub follow_through: f64,
     /// When true, a recall whose query embedding cannot be computed fails instead of
     /// degrading to the lexical branch.
     pub vector_required: bool,
@@ -113,6 +118,7 @@ pub const CONVEX_1_PROFILE: RankingProfile = RankingProfile {
     speaker_boost: 0.0,
     question_discount: 0.0,
     follow_share: 0.0,
+    follow_through: 0.0,
     vector_required: false,
     reranker: None,
 };
@@ -155,16 +161,27 @@ pub const CONVEX_4_PROFILE: RankingProfile = RankingProfile {
     ..CONVEX_3_PROFILE
 };
 
-/// Hybrid: `convex-4` plus the question discount — a conversation turn that only asks
-/// keeps 65% of its score, after follow-on credit has passed its full score to the reply.
-/// What every recall uses unless told otherwise. On the development files (window 2) it
-/// lifted LoCoMo turn recall@5 0.637 → 0.676 (category 1: 0.359 → 0.417) and MRR 0.539 →
-/// 0.548 and left LongMemEval as it was (nDCG@10 0.931 → 0.932); 0.2 gained less, 0.5
-/// the same (ARCHITECTURE "Ranking signals tried" has the table).
-pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+/// `convex-4` plus the question discount — a conversation turn that only asks keeps 65%
+/// of its score, after follow-on credit has passed its full score to the reply. On the
+/// development files (window 2) it lifted LoCoMo turn recall@5 0.637 → 0.676 (category 1:
+/// 0.359 → 0.417) and MRR 0.539 → 0.548 and left LongMemEval as it was (nDCG@10 0.931 →
+/// 0.932); 0.2 gained less, 0.5 the same (ARCHITECTURE "Ranking signals tried" has the
+/// table). The default until `convex-6`, kept to compare.
+pub const CONVEX_5_PROFILE: RankingProfile = RankingProfile {
     version: Cow::Borrowed("convex-5"),
     question_discount: 0.35,
     ..CONVEX_4_PROFILE
+};
+
+/// Hybrid: `convex-5` plus credit through a follow-up question — when the item after a
+/// leading result only asks ("Fun! What did you do?"), the item after that question, its
+/// answer, scores at least half the leader: just above the question itself (0.7 of the
+/// leader, kept at 65%). What every recall uses unless told otherwise. ARCHITECTURE
+/// "Ranking signals tried" has the measurements.
+pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+    version: Cow::Borrowed("convex-6"),
+    follow_through: 0.5,
+    ..CONVEX_5_PROFILE
 };
 
 /// Reciprocal rank fusion with equal weights, the first default, kept to compare.
@@ -178,7 +195,7 @@ pub const RRF_PROFILE: RankingProfile = RankingProfile {
 /// The full-text branch alone, with the same reranking (follow-on credit included): the
 /// baseline `mnem eval` compares against.
 pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("lexical-5"),
+    version: Cow::Borrowed("lexical-6"),
     vector_branch: false,
     ..DEFAULT_PROFILE
 };
@@ -186,7 +203,7 @@ pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
 /// The vector branch alone (needs an embedder; a recall that cannot embed its query
 /// fails rather than silently answering from the full-text branch).
 pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("vector-5"),
+    version: Cow::Borrowed("vector-6"),
     lexical_branch: false,
     vector_required: true,
     ..DEFAULT_PROFILE
@@ -194,7 +211,7 @@ pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
 
 /// The numeric constants a profile spec may override (`NAME:key=value`), which are also
 /// what `mnem eval --fit` searches over.
-pub const NUMERIC_KEYS: [&str; 16] = [
+pub const NUMERIC_KEYS: [&str; 17] = [
     "rrf_k",
     "lexical_weight",
     "vector_weight",
@@ -211,6 +228,7 @@ pub const NUMERIC_KEYS: [&str; 16] = [
     "speaker_boost",
     "question_discount",
     "follow_share",
+    "follow_through",
 ];
 
 /// The profiles an operator can name (`mnem eval --profile`): by short name or version.
@@ -218,6 +236,7 @@ pub fn profile_named(name: &str) -> Option<RankingProfile> {
     [
         ("hybrid", DEFAULT_PROFILE),
         ("convex-1", CONVEX_1_PROFILE),
+        ("convex-5", CONVEX_5_PROFILE),
         ("convex-4", CONVEX_4_PROFILE),
         ("convex-3", CONVEX_3_PROFILE),
         ("convex-2", CONVEX_2_PROFILE),
@@ -297,7 +316,12 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
             "speaker_boost" => profile.speaker_boost = number,
             "question_discount" if number < 1.0 => profile.question_discount = number,
             "follow_share" if number <= 1.0 => profile.follow_share = number,
-            "vector_min_similarity" | "follow_share" | "branch_pool" | "question_discount" => {
+            "follow_through" if number <= 1.0 => profile.follow_through = number,
+            "vector_min_similarity"
+            | "follow_share"
+            | "follow_through"
+            | "branch_pool"
+            | "question_discount" => {
                 return Err(invalid(format!("{key}: {value} is out of range")))
             }
             other => {
@@ -354,7 +378,7 @@ mod tests {
         assert_eq!(model.weights[0], 1.0); // score, from the identity
         assert_eq!(model.weights[3], -0.25);
         assert_eq!(model.weights[5], 0.5);
-        assert_eq!(profile.version, "convex-5:rr_coverage=0.5:rr_both=-0.25");
+        assert_eq!(profile.version, "convex-6:rr_coverage=0.5:rr_both=-0.25");
         let err = parse_profile("hybrid:rr_colour=1").unwrap_err();
         assert!(err.reason.contains("colour") && err.reason.contains("coverage"));
         assert!(parse_profile("hybrid:rr_score=inf").is_err());
@@ -382,14 +406,15 @@ mod tests {
     #[test]
     fn profiles_are_named_by_short_name_or_version_and_unknown_names_are_none() {
         assert_eq!(profile_named("hybrid"), Some(DEFAULT_PROFILE));
-        assert_eq!(profile_named("convex-5"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-6"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-5"), Some(CONVEX_5_PROFILE));
         assert_eq!(profile_named("convex-4"), Some(CONVEX_4_PROFILE));
         assert_eq!(profile_named("convex-3"), Some(CONVEX_3_PROFILE));
         assert_eq!(profile_named("convex-2"), Some(CONVEX_2_PROFILE));
         assert_eq!(profile_named("convex-1"), Some(CONVEX_1_PROFILE));
         assert_eq!(profile_named("rrf-1"), Some(RRF_PROFILE));
         assert_eq!(profile_named("lexical"), Some(LEXICAL_PROFILE));
-        assert_eq!(profile_named("vector-5"), Some(VECTOR_PROFILE));
+        assert_eq!(profile_named("vector-6"), Some(VECTOR_PROFILE));
         assert_eq!(profile_named("bm25"), None);
     }
 }
