@@ -19,9 +19,9 @@ fn stamp(field: &str, text: Option<String>) -> Result<Option<Timestamp>, Validat
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallInput {
-    /// What to look for, in plain words (at most 512 characters).
-    #[serde(default)]
-    pub query: String,
+    /// What to look for, in plain words (at most 512 characters). Required unless
+    /// `expand_from_entity_ids` is given (no default: an empty query is refused).
+    pub query: Option<String>,
     /// Results to return at most (1-50, default 10).
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<usize>,
@@ -78,7 +78,8 @@ impl RecallInput {
     /// The recall this asks for. An agent must ask something: a query, or entities to
     /// expand from (a bare listing is for people, on the CLI).
     pub fn into_query(self) -> Result<RecallQuery, ValidationError> {
-        if self.query.trim().is_empty() && self.expand_from_entity_ids.is_empty() {
+        let query = self.query.unwrap_or_default();
+        if query.trim().is_empty() && self.expand_from_entity_ids.is_empty() {
             return Err(ValidationError::new(
                 "query",
                 "give a query or expand_from_entity_ids",
@@ -86,7 +87,7 @@ impl RecallInput {
         }
         let defaults = RecallQuery::default();
         Ok(RecallQuery {
-            query: self.query,
+            query,
             limit: self.limit.unwrap_or(defaults.limit),
             context_bytes: self.context_bytes.unwrap_or(defaults.context_bytes),
             kinds: self.kinds,
@@ -314,7 +315,7 @@ mod tests {
         let bad = |input: RecallInput| input.into_query().unwrap_err().field;
         let with = |f: fn(&mut RecallInput)| {
             let mut input = RecallInput {
-                query: "x".into(),
+                query: Some("x".into()),
                 ..RecallInput::default()
             };
             f(&mut input);
@@ -323,6 +324,16 @@ mod tests {
         assert_eq!(bad(with(|i| i.since = Some("soon".into()))), "since");
         assert_eq!(bad(with(|i| i.order = Some("sideways".into()))), "order");
         assert_eq!(bad(with(|i| i.scope = Some("a//b".into()))), "scope");
+    }
+
+    #[test]
+    fn the_query_schema_promises_no_default_it_would_refuse() {
+        let schema = serde_json::to_value(schemars::schema_for!(RecallInput)).unwrap();
+        let query = &schema["properties"]["query"];
+        assert!(query.is_object(), "{schema}");
+        assert!(query.get("default").is_none(), "{query}");
+        let empty = serde_json::from_value::<RecallInput>(serde_json::json!({"query": ""}));
+        assert_eq!(empty.unwrap().into_query().unwrap_err().field, "query");
     }
 
     #[test]

@@ -91,7 +91,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_failure(err),
     };
-    init_logging();
+    // A one-shot command prints each held write's warning itself; a server's operator
+    // (and an MCP client's) only has the log.
+    let long_running = matches!(
+        cli.command,
+        Command::Serve(_) | Command::Ui(_) | Command::Mcp(_)
+    );
+    init_logging(long_running);
     // One command, one request: a single worker thread. The server answers many clients
     // at once and takes every core.
     let workers = match cli.command {
@@ -190,10 +196,17 @@ fn report(failure: Failure) -> ExitCode {
     }
 }
 
-/// Logs go to stderr: stdout is for results (and, later, the MCP stdio transport).
-fn init_logging() {
+/// Logs go to stderr: stdout is for results (and, later, the MCP stdio transport). By
+/// default warnings only, and for a one-shot command not the held-write log, which the
+/// command reports in its own words.
+fn init_logging(long_running: bool) {
+    let default = if long_running {
+        "warn".to_string()
+    } else {
+        format!("warn,{}=off", mnem_service::HELD_LOG_TARGET)
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("MNEM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     // Colour only for a terminal: escape codes in a log file or a pipe are noise.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -801,6 +814,13 @@ fn store_location(cli: &Cli) -> Result<String, Failure> {
 
 fn store_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {
     if let Some(path) = db {
+        // A new store in a new folder (`--db ~/memory/agent.db`) is made with its folder,
+        // as the default path's is, rather than failing to open the file.
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|err| {
+                Failure::Runtime(format!("cannot create {}: {err}", parent.display()))
+            })?;
+        }
         return Ok(path);
     }
     let dir = dirs::data_dir()
@@ -1093,7 +1113,21 @@ async fn key<S: Backend>(cli: &Cli, command: &args::KeyCommand, store: S) -> Res
             render::key_created(&issued, cli.json);
         }
         args::KeyCommand::Revoke { prefix } => {
-            let record = auth.revoke(&cli.team, prefix).await.map_err(auth_failure)?;
+            let record = auth
+                .revoke(&cli.team, prefix)
+                .await
+                .map_err(|err| match err {
+                    // A key is looked for in one team only: say which, since `--team` is easy
+                    // to leave out (it defaults to `local`).
+                    AuthError::Store(StoreError::KeyNotFound { prefix }) => {
+                        Failure::Input(format!(
+                            "API key `{prefix}` not found in team `{}`; pass the key's team with \
+                     --team (`mnem --team TEAM key list` lists a team's keys)",
+                            cli.team
+                        ))
+                    }
+                    other => auth_failure(other),
+                })?;
             render::keys(std::slice::from_ref(&record), cli.json);
         }
         args::KeyCommand::List => render::keys(&store.team_keys(&cli.team).await?, cli.json),

@@ -523,12 +523,17 @@ pub fn status(store: &str, status: &Status, held: usize, at_least: bool, as_json
     println!("store               {store}");
     println!("ranking profile     {}", status.ranking_profile_version);
     println!("active embedder     {}", contract(&status.active_contract));
-    println!(
-        "store's vectors     {}",
-        contract(&status.recorded_contract)
-    );
-    if status.active_contract.is_some() && status.active_contract != status.recorded_contract {
-        println!("                    mismatch: run `mnem reindex` to re-embed");
+    match &status.recorded_contract {
+        // Nothing embedded yet: the first embedded write records the active embedder.
+        None if status.active_contract.is_some() => {
+            println!("store's vectors     none yet (the first write records the active embedder)")
+        }
+        recorded => {
+            println!("store's vectors     {}", contract(recorded));
+            if status.active_contract.is_some() && status.active_contract != *recorded {
+                println!("                    mismatch: run `mnem reindex` to re-embed");
+            }
+        }
     }
     println!(
         "search documents    {} current, {} pending, {} failed",

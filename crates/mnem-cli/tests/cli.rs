@@ -398,9 +398,10 @@ fn a_held_write_says_why_and_is_listed_until_released() {
     assert!(why.contains("instruction_override"), "{why}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("mnem release {id}")), "{stderr}");
-    assert!(
-        stderr.contains("held at write"),
-        "the log says so: {stderr}"
+    assert_eq!(
+        stderr.matches("held").count(),
+        1,
+        "said once, by the command rather than also by the log: {stderr}"
     );
     assert!(
         !stderr.contains('\u{1b}'),
@@ -550,6 +551,58 @@ fn text_starting_with_a_hyphen_is_text_not_a_flag() {
     assert_eq!(recalled["results"][0]["context"], "- a bulleted note");
     assert_eq!(recalled["results"][0]["kind"], "fact");
     assert_eq!(store.listing_len(), 2);
+}
+
+#[test]
+fn a_store_in_a_folder_that_does_not_exist_is_made_with_its_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("new").join("folder").join("agent.db");
+    let out = mnem(Some(&path), &["remember", "kept in a new folder"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(path.is_file());
+    let out = mnem(Some(&path), &["--json", "recall", "folder"]);
+    let recalled: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(recalled["results"][0]["context"], "kept in a new folder");
+}
+
+#[test]
+fn status_of_a_fresh_store_asks_for_no_reindex() {
+    let store = Store::new();
+    let fresh = store.ok(&["status"]);
+    assert!(!fresh.contains("mismatch"), "{fresh}");
+    assert!(fresh.contains("none yet"), "{fresh}");
+    store.ok(&["remember", "now something is embedded"]);
+    let written = store.ok(&["status"]);
+    assert!(!written.contains("mismatch"), "{written}");
+    assert!(written.contains("all-MiniLM-L6-v2"), "{written}");
+}
+
+#[test]
+fn revoking_a_key_of_another_team_names_the_team_searched() {
+    let store = Store::new();
+    store.ok(&["team", "create", "acme"]);
+    store.ok(&["team", "create", "local"]);
+    let created = store.json(&[
+        "--team",
+        "acme",
+        "key",
+        "create",
+        "--profile",
+        "alice",
+        "--scope",
+        "read",
+    ]);
+    let prefix = created["prefix"].as_str().expect("prefix").to_string();
+    let out = store.run(&["key", "revoke", &prefix]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not found in team `local`"), "{stderr}");
+    assert!(stderr.contains("--team"), "{stderr}");
+    store.ok(&["--team", "acme", "key", "revoke", &prefix]);
 }
 
 #[test]

@@ -320,7 +320,7 @@ async fn backfill_terms(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
         .await
         .db()?;
         indexed += rows.len();
-        if indexed % (10 * BACKFILL_BATCH as usize) == 0 {
+        if indexed.is_multiple_of(10 * BACKFILL_BATCH as usize) {
             tracing::info!(indexed, "re-deriving stored texts' terms");
         }
     }

@@ -152,6 +152,7 @@ where
             auth::authenticate::<S>,
         ));
     Router::new()
+        .route("/", get(|| async { Json(entry_points()) }))
         .route("/health", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/ready", get(ready::<S>))
         .route("/metrics", get(scrape::<S>))
@@ -160,6 +161,20 @@ where
         .merge(authenticated)
         .layer(middleware::from_fn_with_state(app.clone(), observe::<S>))
         .with_state(app)
+}
+
+/// What `GET /` answers: where everything is, so a person who opens the server's address
+/// finds the console and the API rather than an empty 404. Says nothing about any team.
+fn entry_points() -> serde_json::Value {
+    json!({
+        "service": "mnem",
+        "version": env!("CARGO_PKG_VERSION"),
+        "console": "/ui",
+        "openapi": "/openapi.json",
+        "mcp": "/mcp (streamable HTTP, `Authorization: Bearer <key>`)",
+        "api": "/v1/<operation> (POST JSON, `Authorization: Bearer <key>`)",
+        "health": "/health",
+    })
 }
 
 /// Ready when the store answers (and so credentials can be checked). Says nothing more:

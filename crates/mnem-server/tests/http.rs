@@ -158,6 +158,10 @@ fn contexts(reply: &Reply) -> Vec<String> {
 #[tokio::test]
 async fn health_openapi_and_metrics_need_no_key() {
     let s = server().await;
+    let root = get(&s.router, "/").await;
+    assert_eq!(root.status, StatusCode::OK, "{}", root.text);
+    assert_eq!(root.body["console"], "/ui");
+    assert_eq!(root.body["openapi"], "/openapi.json");
     assert_eq!(get(&s.router, "/health").await.status, StatusCode::OK);
     assert_eq!(get(&s.router, "/ready").await.status, StatusCode::OK);
     let openapi = get(&s.router, "/openapi.json").await;

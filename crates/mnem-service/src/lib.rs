@@ -135,9 +135,13 @@ pub(crate) fn hold_if_flagged(new: &mut NewEvidence) {
     new.quarantine = mnem_core::screen::quarantine_reason(&findings);
 }
 
+/// The tracing target of [`log_held`], so a transport that tells its caller about the
+/// hold itself (the CLI's one-shot commands) can leave the log out.
+pub const HELD_LOG_TARGET: &str = "mnem::held";
+
 /// The operator's signal that a write was stored but held out of recall.
 pub(crate) fn log_held(id: EvidenceId, reason: &str) {
-    tracing::warn!(evidence = %id, %reason, "evidence held at write (quarantined); `mnem release` after review");
+    tracing::warn!(target: HELD_LOG_TARGET, evidence = %id, %reason, "evidence held at write (quarantined); `mnem release` after review");
 }
 
 /// A skipped branch, stamped with the recall's one clock reading.

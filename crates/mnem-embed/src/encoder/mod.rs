@@ -219,7 +219,11 @@ impl<'a> Encoder<'a> {
                 config.hidden_act
             )));
         }
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
             return Err(EncoderError::Config(format!(
                 "hidden_size {} does not split into {} heads",
                 config.hidden_size, config.num_attention_heads
