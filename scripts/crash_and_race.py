@@ -181,7 +181,7 @@ def post(base, key, path, body):
 def long_import_beside_a_server(folder):
     db = os.path.join(folder, "served.db")
     mnem(db, "remember", "warm up the store file")
-    key = json.loads(mnem(db, "key", "create", "--scope", "write").stdout)["key"]
+    key = json.loads(mnem(db, "key", "create", "--access", "write").stdout)["key"]
     server = subprocess.Popen(
         command(db, "serve", "--listen", "127.0.0.1:0"),
         stdout=subprocess.DEVNULL,

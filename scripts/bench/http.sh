@@ -19,7 +19,7 @@ export MNEM_DB="${MNEM_BENCH_KEEP:-$work/bench.db}"
 rm -f "$MNEM_DB" "$MNEM_DB-wal" "$MNEM_DB-shm"
 
 "$mnem" team create bench >/dev/null
-key="$("$mnem" --team bench key create --profile load --scope write)"
+key="$("$mnem" --team bench key create --profile load --access write)"
 # The load is one key: lift its rate limit so the server, not the limiter, is measured.
 start_server() {
   "$mnem" serve --listen 127.0.0.1:0 --rate-limit 1000000 --burst 1000000 2>"$work/serve.log" &

@@ -92,7 +92,7 @@ class Server:
         env = dict(os.environ, MNEM_DB=db)
         subprocess.run([mnem, "team", "create", "bench"], env=env, check=True, capture_output=True)
         self.key = subprocess.run(
-            [mnem, "--team", "bench", "key", "create", "--profile", "load", "--scope", "write"],
+            [mnem, "--team", "bench", "key", "create", "--profile", "load", "--access", "write"],
             env=env, check=True, capture_output=True, text=True,
         ).stdout.strip()
         self.env, self.mnem, self.log = env, mnem, log

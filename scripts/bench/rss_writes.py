@@ -68,7 +68,7 @@ def main():
                                            capture_output=True, text=True).stdout
         cli("team", "create", "rss")
         key = cli("--team", "rss", "key", "create", "--profile", "writer",
-                  "--scope", "write").split()[-1]
+                  "--access", "write").split()[-1]
         port = 18000 + os.getpid() % 1000
         server = subprocess.Popen([binary, "--db", db, "serve", "--listen",
                                    f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)

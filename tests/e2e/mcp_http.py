@@ -30,7 +30,7 @@ class Mnem:
         return out.stdout.strip()
 
     def key(self, team, profile, scope):
-        return self.cli("--team", team, "key", "create", "--profile", profile, "--scope", scope)
+        return self.cli("--team", team, "key", "create", "--profile", profile, "--access", scope)
 
 
 class Client:

@@ -65,7 +65,7 @@ def metric(base, name):
 def main():
     binary, url = sys.argv[1], sys.argv[2]
     cli(binary, url, "team", "create", "shared")
-    key = cli(binary, url, "--team", "shared", "key", "create", "--scope", "write")
+    key = cli(binary, url, "--team", "shared", "key", "create", "--access", "write")
     key = re.search(r"mnem_\w+", key).group(0)
     servers = [start(binary, url), start(binary, url)]
     (_, first), (_, second) = servers

@@ -353,8 +353,12 @@ pub struct KeyCreateArgs {
     /// `read` (recall, trace), `write` (also remember, retract and quarantine its own
     /// evidence, release, correct, forget) or `admin` (also retract or quarantine
     /// evidence another profile wrote).
-    #[arg(long)]
-    pub scope: Access,
+    #[arg(long, required_unless_present = "scope")]
+    pub access: Option<Access>,
+    /// The old spelling of --access (every other --scope is a path), still accepted with
+    /// a warning.
+    #[arg(long, hide = true, conflicts_with = "access")]
+    pub scope: Option<Access>,
     /// When the key stops working (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_parser = parse_expires_at, conflicts_with = "expires_in_days")]
     pub expires_at: Option<Timestamp>,

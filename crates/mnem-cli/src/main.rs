@@ -1106,8 +1106,19 @@ async fn key<S: Backend>(cli: &Cli, command: &args::KeyCommand, store: S) -> Res
                 args.expires_in_days
                     .map(|days| store.clock().now().plus_seconds(i64::from(days) * 86_400))
             });
+            if args.scope.is_some() {
+                eprintln!(
+                    "warning: `key create --scope` is now `--access` (--scope names a path \
+                     everywhere else); the old spelling still works"
+                );
+            }
+            // The parser requires one of the two.
+            let access = args
+                .access
+                .or(args.scope)
+                .ok_or_else(|| Failure::Input("--access: give read, write or admin".into()))?;
             let issued = auth
-                .issue(&cli.team, profile, args.scope, expires_at)
+                .issue(&cli.team, profile, access, expires_at)
                 .await
                 .map_err(auth_failure)?;
             render::key_created(&issued, cli.json);

@@ -593,7 +593,7 @@ fn revoking_a_key_of_another_team_names_the_team_searched() {
         "create",
         "--profile",
         "alice",
-        "--scope",
+        "--access",
         "read",
     ]);
     let prefix = created["prefix"].as_str().expect("prefix").to_string();
@@ -1116,7 +1116,7 @@ fn keys_are_shown_once_listed_without_secrets_and_revoked_by_prefix() {
         "create",
         "--profile",
         "alice",
-        "--scope",
+        "--access",
         "read",
     ]);
     assert_eq!(missing.status.code(), Some(2));
@@ -1131,7 +1131,7 @@ fn keys_are_shown_once_listed_without_secrets_and_revoked_by_prefix() {
         "create",
         "--profile",
         "alice",
-        "--scope",
+        "--access",
         "write",
         "--expires-in-days",
         "7",
@@ -1145,8 +1145,17 @@ fn keys_are_shown_once_listed_without_secrets_and_revoked_by_prefix() {
     let listed = store.ok(&["--team", "acme", "key", "list"]);
     assert!(listed.contains(prefix));
     assert!(!listed.contains(secret), "a listing never shows the secret");
-    let bad_scope = store.run(&["--team", "acme", "key", "create", "--scope", "root"]);
-    assert_eq!(bad_scope.status.code(), Some(2));
+    let bad_access = store.run(&["--team", "acme", "key", "create", "--access", "root"]);
+    assert_eq!(bad_access.status.code(), Some(2));
+    // The old spelling still makes a key, and says what to type instead.
+    let old = store.run(&["--team", "acme", "key", "create", "--scope", "read"]);
+    let warned = String::from_utf8_lossy(&old.stderr);
+    assert!(old.status.success(), "{warned}");
+    assert!(warned.contains("is now `--access`"), "{warned}");
+    let both = ["key", "create", "--scope", "read", "--access", "read"];
+    let mut both_args = vec!["--team", "acme"];
+    both_args.extend(both);
+    assert_eq!(store.run(&both_args).status.code(), Some(2));
     let other_team = store.run(&["--team", "other", "key", "revoke", prefix]);
     assert_ne!(other_team.status.code(), Some(0), "only inside --team");
     // The key as it was printed names it too.

@@ -43,9 +43,9 @@ fn leading<'a>(hits: &'a [RecallHit], plan: &RecallPlan) -> impl Iterator<Item =
 /// ([`signals::only_asks`]), the item after it (`after[1]`, its answer) at least
 /// `follow_through` × the leader's score; each is added to the hits when it was not a
 /// candidate. Credit is computed from the scores before any is given, so it never
-/// chains (a follower's follower gets nothing through the follower's own score). A new hit must satisfy the
-/// query's anchors and floor like any other; the hits come back in the order contract's
-/// order.
+/// chains (a follower's follower gets nothing through the follower's own score). A new
+/// hit must satisfy the query's anchors and floor like any other; the hits come back in
+/// the order contract's order.
 pub fn follow_on(
     mut hits: Vec<RecallHit>,
     neighbours: &HashMap<EvidenceId, Neighbours>,

@@ -496,12 +496,30 @@ impl From<&crate::graph::Community> for PublicCommunity {
 }
 
 /// How a client should follow up a recall (CONTRACT §2): narrow with `known_*` ids, expand
-/// from an entity, or trace a relationship.
+/// from an entity, or trace a relationship — in the MCP tools' names.
 pub fn guidance(results: usize, paths: usize) -> String {
+    guidance_via(FollowUp::Mcp, results, paths)
+}
+
+/// The calls a transport's client follows a recall up with, by their names there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FollowUp {
+    /// The MCP tools: `recall_memory`, `trace_memory`.
+    Mcp,
+    /// The JSON API: `POST /v1/recall`, `POST /v1/trace`.
+    Http,
+}
+
+/// [`guidance`] naming the follow-up calls as `via`'s client makes them.
+pub fn guidance_via(via: FollowUp, results: usize, paths: usize) -> String {
+    let (recall, trace) = match via {
+        FollowUp::Mcp => ("call recall_memory", "call trace_memory(relationship_id)"),
+        FollowUp::Http => ("POST /v1/recall", "POST /v1/trace with its relationship_id"),
+    };
     match (results, paths) {
         (0, 0) => "Nothing matched; try other words, a wider scope or time window, or remember the missing knowledge.".into(),
-        (_, 0) => "If something is still uncertain, call recall_memory again with a focused query and the ids you have seen in known_evidence_ids.".into(),
-        _ => "Discovery paths are follow-up hints, not answers: call trace_memory(relationship_id) for why one holds, or recall_memory with expand_from_entity_ids and the ids you have seen in known_evidence_ids/known_relationship_ids.".into(),
+        (_, 0) => format!("If something is still uncertain, {recall} again with a focused query and the ids you have seen in known_evidence_ids."),
+        _ => format!("Discovery paths are follow-up hints, not answers: {trace} for why one holds, or {recall} with expand_from_entity_ids and the ids you have seen in known_evidence_ids/known_relationship_ids."),
     }
 }
 

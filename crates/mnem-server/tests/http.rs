@@ -271,6 +271,10 @@ async fn a_team_never_sees_another_teams_memory() {
     let query = json!({"query": "who works on Atlas"});
     let own = post(&s.router, "/v1/recall", Some(&s.a_read), query.clone()).await;
     assert_eq!(contexts(&own), ["Mark works on Atlas."]);
+    // The advice names what an HTTP client calls, not the MCP tools.
+    let guidance = own.body["guidance"].as_str().unwrap_or_default();
+    assert!(guidance.contains("POST /v1/"), "{guidance}");
+    assert!(!guidance.contains("_memory"), "{guidance}");
     let other = post(&s.router, "/v1/recall", Some(&s.b_write), query).await;
     assert_eq!(other.status, StatusCode::OK);
     assert!(contexts(&other).is_empty());

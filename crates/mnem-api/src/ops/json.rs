@@ -18,14 +18,30 @@ use crate::input::{
 impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub async fn recall(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
         let recall = self.recall_query(caller, input.into_query()?).await?;
-        encoded(&recall.public())
+        let mut public = recall.public();
+        public.guidance = self.guidance(public.results.len(), public.discovery_paths.len());
+        encoded(&public)
     }
 
     /// A recall with each result's score and its components (the console's operator
     /// view); the same read as `recall`, observed like it.
     pub async fn explain(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
         let recall = self.recall_query(caller, input.into_query()?).await?;
-        Ok(recall.explained())
+        let mut explained = recall.explained();
+        explained["guidance"] =
+            json!(self.guidance(recall.hits.len(), recall.discovery_paths.len()));
+        Ok(explained)
+    }
+
+    /// A recall's follow-up advice in the names this transport's client calls things by:
+    /// the JSON API's paths over HTTP (and in the console), the tools' names otherwise.
+    fn guidance(&self, results: usize, paths: usize) -> String {
+        let via = if self.transport == "http" {
+            mnem_core::recall::FollowUp::Http
+        } else {
+            mnem_core::recall::FollowUp::Mcp
+        };
+        mnem_core::recall::guidance_via(via, results, paths)
     }
 
     /// One evidence item the caller can see, with its lifecycle history, its writes, how
