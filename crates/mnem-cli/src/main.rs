@@ -1038,9 +1038,11 @@ async fn serve<S: Backend>(
     let bound = listener
         .local_addr()
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    // Scripts wait for this line (on stderr, like every log) before sending requests.
+    // Scripts wait for this line (on stderr, like every log) before sending requests; it
+    // names the command that was typed.
+    let command = if console_key.is_some() { "ui" } else { "serve" };
     eprintln!(
-        "mnem serve: listening on http://{bound} (MCP at /mcp, JSON API at /v1/, console at /ui)"
+        "mnem {command}: listening on http://{bound} (MCP at /mcp, JSON API at /v1/, console at /ui)"
     );
     if let Some(key) = &console_key {
         println!("open the console: http://{bound}/ui#key={}", key.token());

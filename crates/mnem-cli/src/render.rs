@@ -120,16 +120,18 @@ pub fn recalled(recall: &Recall, as_json: bool, explain: bool) {
     if hits.is_empty() {
         println!("No matching evidence.");
     }
-    // A window's neighbours sit above and below their result, in group order; `+` marks
-    // a neighbour that matched the query itself.
+    // A window is printed under its result, in group order with the result's place marked,
+    // so a neighbour before one result is never read as the end of the one above it.
     let neighbour = |item: &PublicWindowItem| {
         let mark = if item.hit { '+' } else { '·' };
-        println!("  {mark} {}", item.context);
+        println!("      {mark} {}", item.context);
     };
+    let windowed = public
+        .results
+        .iter()
+        .any(|r| !r.before.is_empty() || !r.after.is_empty());
     for (rank, (result, hit)) in public.results.iter().zip(hits).enumerate() {
-        result.before.iter().for_each(neighbour);
         println!("{:>2}. {}", rank + 1, result.context);
-        result.after.iter().for_each(neighbour);
         let score = if explain {
             let c = &hit.components;
             let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
@@ -153,6 +155,18 @@ pub fn recalled(recall: &Recall, as_json: bool, explain: bool) {
         println!(
             "    {}  {}  {}  {}{score}",
             result.observed_at, result.kind, result.source, result.evidence_id
+        );
+        if !result.before.is_empty() || !result.after.is_empty() {
+            result.before.iter().for_each(neighbour);
+            println!("      > (result {})", rank + 1);
+            result.after.iter().for_each(neighbour);
+        }
+    }
+    if windowed {
+        println!(
+            "\nUnder each result, its window: its neighbours in the same conversation or \
+             document, in order (+ ranked as a match too, · shown for context; `--window 0` \
+             turns them off)."
         );
     }
     print_paths(&public.discovery_paths);

@@ -606,6 +606,85 @@ fn revoking_a_key_of_another_team_names_the_team_searched() {
 }
 
 #[test]
+fn mnem_ui_names_itself_and_leaves_no_key_behind() {
+    use std::io::{BufRead, BufReader};
+    let store = Store::new();
+    let mut ui = Command::new(env!("CARGO_BIN_EXE_mnem"))
+        .env_remove("MNEM_DB")
+        .env_remove("MNEM_TEAM")
+        .arg("--db")
+        .arg(&store.path)
+        .args(["--embedder", "none", "ui", "--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mnem ui");
+    let stderr = BufReader::new(ui.stderr.take().expect("stderr"));
+    let listening = stderr
+        .lines()
+        .map_while(Result::ok)
+        .find(|line| line.contains("listening on"));
+    let mut address = String::new();
+    BufReader::new(ui.stdout.take().expect("stdout"))
+        .read_line(&mut address)
+        .expect("the console's address");
+    let _ = ui.kill();
+    let _ = ui.wait();
+    let listening = listening.expect("a listening line");
+    assert!(listening.starts_with("mnem ui: listening"), "{listening}");
+    assert!(address.contains("/ui#key=mnem_"), "{address}");
+    let keys = store.ok(&["key", "list"]);
+    assert!(
+        keys.trim().is_empty(),
+        "the console's key is never stored: {keys}"
+    );
+}
+
+#[test]
+fn a_window_is_printed_under_its_own_result_with_its_marks_explained() {
+    let store = Store::new();
+    for (group, text) in [
+        ("s1", "alpha note about lisbon"),
+        ("s2", "plain context line"),
+        ("s2", "beta note about lisbon"),
+    ] {
+        let args = [
+            "--embedder",
+            "none",
+            "remember",
+            "--source-key",
+            group,
+            text,
+        ];
+        store.ok(&args);
+    }
+    let out = store.ok(&["--embedder", "none", "recall", "lisbon", "--window", "1"]);
+    let lines: Vec<&str> = out.lines().collect();
+    let beta = lines
+        .iter()
+        .position(|l| l.ends_with(". beta note about lisbon"))
+        .expect(&out);
+    let rank = lines[beta].trim_start().split('.').next().expect(&out);
+    let context = lines
+        .iter()
+        .position(|l| l.trim() == "· plain context line")
+        .expect(&out);
+    assert!(
+        context > beta,
+        "the neighbour comes under its result:\n{out}"
+    );
+    assert_eq!(
+        lines[context + 1].trim(),
+        format!("> (result {rank})"),
+        "{out}"
+    );
+    assert!(
+        out.contains("· shown for context"),
+        "the marks are explained:\n{out}"
+    );
+}
+
+#[test]
 fn a_written_item_has_its_vector_when_the_command_exits() {
     let store = Store::new();
     store.ok(&["remember", "The cat sits outside"]);
@@ -720,9 +799,11 @@ fn a_source_key_groups_remembered_turns_into_the_window_recall_returns() {
     assert_eq!(result["after"][0]["context"], turns[2]);
     let human = store.ok(&["--embedder", "none", "recall", "gym", "--window", "1"]);
     let lines: Vec<&str> = human.lines().collect();
-    assert!(lines[0].ends_with(turns[0]), "{human}");
-    assert!(lines[1].ends_with(turns[1]), "{human}");
-    assert!(lines[2].ends_with(turns[2]), "{human}");
+    // The result, its details, then its window in order with the result's place marked.
+    assert!(lines[0].ends_with(turns[1]), "{human}");
+    assert!(lines[2].ends_with(turns[0]), "{human}");
+    assert_eq!(lines[3].trim(), "> (result 1)", "{human}");
+    assert!(lines[4].ends_with(turns[2]), "{human}");
     let explained = store.ok(&[
         "--embedder",
         "none",
