@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end checks with the official Python MCP SDK from PyPI (a client nobody here
-# wrote): `mnem mcp` over stdio, and `mnem serve` over streamable HTTP with API keys.
+# wrote): `mnem mcp` over stdio, `mnem serve` over streamable HTTP with API keys, and the
+# agent set-up entries of docs/agents.md as written.
 # Installs Python's venv from Debian if missing, the SDK into a virtualenv under the
-# target directory, and runs tests/e2e/mcp_{stdio,http}.py against the debug binary
+# target directory, and runs tests/e2e/mcp_{stdio,http,configs}.py against the debug binary
 # (built here if needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +14,4 @@ e2e_venv "mcp==2.3.0"
 cargo build -q -p mnem-cli
 "$venv/bin/python" tests/e2e/mcp_stdio.py "$target/debug/mnem"
 "$venv/bin/python" tests/e2e/mcp_http.py "$target/debug/mnem"
+"$venv/bin/python" tests/e2e/mcp_configs.py "$target/debug/mnem"
