@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `pip install mnem`: builds the wheel — the `mnem` binary with its built-in model inside,
+# tagged `py3-none-manylinux_*_x86_64` (any Python 3) — with maturin from PyPI, into
+# target/wheels/.
+#
+#   scripts/wheel.sh           build it
+#   scripts/wheel.sh --check   build it, then install it into a fresh virtualenv with no
+#                              Rust toolchain on PATH and check the installed command: a
+#                              remember → recall round trip in a fresh home, and the agent
+#                              set-up entries of docs/agents.md through the official MCP SDK
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target="${CARGO_TARGET_DIR:-target}"
+. scripts/e2e_venv.sh
+e2e_venv "maturin==1.16.0" "mcp==2.3.0"
+rm -rf "$target/wheels"
+"$venv/bin/maturin" build --release --manifest-path crates/mnem-cli/Cargo.toml \
+    --out "$target/wheels" >&2
+wheel=$(ls "$target"/wheels/mnem-*.whl)
+echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))" >&2
+[ "${1:-}" = "--check" ] || exit 0
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 -m venv "$work/venv"
+start=$(date +%s%N)
+"$work/venv/bin/pip" install -q --disable-pip-version-check --no-index "$wheel"
+echo "installed in $(( ($(date +%s%N) - start) / 1000000 )) ms" >&2
+# Only the virtualenv and the system's own tools: no cargo, no rustc, no target/.
+clean=(env -i "PATH=$work/venv/bin:/usr/bin:/bin" "HOME=$work/home")
+if "${clean[@]}" sh -c 'command -v cargo || command -v rustc' >/dev/null; then
+    echo "FAILED: a Rust toolchain is on the clean PATH" >&2
+    exit 1
+fi
+installed=$("${clean[@]}" sh -c 'command -v mnem')
+[ "$installed" = "$work/venv/bin/mnem" ] || { echo "FAILED: mnem is $installed" >&2; exit 1; }
+"${clean[@]}" mnem remember "The wheel carries its own model" >/dev/null
+recalled=$("${clean[@]}" mnem --json recall "which model does the wheel carry")
+case "$recalled" in
+    *"The wheel carries its own model"*) echo "ok: remember → recall through the installed mnem" >&2 ;;
+    *) echo "FAILED: recall did not return the note: $recalled" >&2; exit 1 ;;
+esac
+"$venv/bin/python" tests/e2e/mcp_configs.py "$work/venv/bin/mnem"
+echo "wheel check: all passed" >&2
