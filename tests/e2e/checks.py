@@ -21,6 +21,18 @@ def check_tool_list(tools):
         all(schema_of(tool).get("type") == "object" and tool.description for tool in tools),
         f"the SDK reads all {len(tools)} tools, each with a description and an object schema",
     )
+    by_name = {tool.name: tool for tool in tools}
+
+    def hint(name, field, camel):
+        hints = by_name[name].annotations
+        return getattr(hints, field, getattr(hints, camel, None)) if hints else None
+
+    check(
+        all(tool.title for tool in tools)
+        and hint("recall_memory", "read_only_hint", "readOnlyHint") is True
+        and hint("forget", "destructive_hint", "destructiveHint") is True,
+        "every tool has a title, and the SDK reads the read-only and destructive hints",
+    )
 
 
 def check(condition, what):

@@ -94,7 +94,9 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Recall ranked evidence for a query, within a byte budget, plus compact discovery paths through verified relationships. Use it every turn that may depend on memory. `results` are the evidence to answer from, best first, each with the neighbouring items of its conversation or document in `before`/`after` (set `window`: 0 for matches alone); `discovery_paths` are follow-up hints (relationship ids for trace_memory, entity ids for expand_from_entity_ids). Pass ids you have already seen in known_evidence_ids / known_relationship_ids to get new context on a follow-up call. Requires `query` or `expand_from_entity_ids`."
+        description = "Recall ranked evidence for a query within a byte budget, plus discovery paths through verified relationships. Use it whenever an answer may depend on memory. `results`: the evidence to answer from, best first, with the neighbouring items of its conversation or document in `before`/`after` (`window` 0: matches alone). `discovery_paths`: follow-up hints (relationship ids for trace_memory, entity ids for expand_from_entity_ids). On follow-ups, pass the ids already seen in known_evidence_ids / known_relationship_ids. Needs `query` or `expand_from_entity_ids`.",
+        title = "Recall memory",
+        annotations(read_only_hint = true)
     )]
     async fn recall_memory(
         &self,
@@ -106,7 +108,13 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Remember evidence (1-50 items: what was said, observed or documented) and, optionally, relationship claims it proves (subject, predicate, object, and `supports` citing character spans [start, end) of the evidence). Claims are verified against the cited text: a claim whose span does not name subject, predicate and object stays an unverified candidate. The whole request is checked before anything is stored. Reuse an `idempotency_key` to retry safely. A text the team already holds (same words, kind, scope and labels) is not stored twice: the answer gives the stored item's id with `duplicate` (`alias`: your write was recorded beside it; `replay`: already recorded)."
+        description = "Remember evidence (1-50 items: what was said, observed or documented) and, optionally, relationship claims it proves (subject, predicate, object; `supports` cite character spans [start, end) of the evidence). A claim whose span does not name subject, predicate and object stays unverified. Nothing is stored unless the whole request is valid; reuse an `idempotency_key` to retry safely. A text the team already holds (same words, kind, scope, labels) is not stored twice: the answer gives its id with `duplicate` (`alias`: your write recorded beside it; `replay`: already recorded).",
+        title = "Remember evidence",
+        annotations(
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn remember(
         &self,
@@ -118,7 +126,9 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Explain one relationship: its supporting evidence with quotes, verification events, lifecycle transitions, conflicting claims and corrections. Use it when asked why something is believed, when claims conflict, or before a high-stakes decision. `known_at` shows it as memory stood at that time."
+        description = "Explain one relationship: supporting evidence with quotes, verification, lifecycle, conflicting claims and corrections. Use it when asked why something is believed, when claims conflict, or before a high-stakes decision; `known_at` shows it as memory stood then.",
+        title = "Trace a relationship",
+        annotations(read_only_hint = true)
     )]
     async fn trace_memory(
         &self,
@@ -130,7 +140,13 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Retract evidence that is wrong or obsolete: it is never recalled again (its history is kept) and the relationships it supported are re-assessed. Only evidence you wrote, unless your key has the admin scope. If others also wrote the same text, only your write is withdrawn and the item stays (listed in `kept_written_by_others`)."
+        description = "Retract evidence that is wrong or obsolete: never recalled again (its history is kept); the relationships it supported are re-assessed. Only evidence you wrote, unless your key has the admin scope; if others wrote the same text too, only your write is withdrawn (`kept_written_by_others`).",
+        title = "Retract evidence",
+        annotations(
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn retract_evidence(
         &self,
@@ -142,7 +158,13 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Report how useful a recall's results were: the query, the results with their ranks (1 = first), and a judgment for those you can judge (`useful`, `not_useful`, `wrong`). Call it after answering from recall_memory when you can tell which results helped; it is a record for the team's ranking review and changes nothing in memory (to remove false evidence, use retract_evidence). Needs a write key."
+        description = "Report how useful a recall's results were: the query, the results with their ranks (1 = first) and a judgment where you can tell (`useful`, `not_useful`, `wrong`). A record for ranking review; memory is unchanged (retract_evidence removes false evidence). Needs a write key.",
+        title = "Rate recall results",
+        annotations(
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn submit_recall_feedback(
         &self,
@@ -154,7 +176,9 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Export this team's memory that you can see as a memory pack: canonical JSON Lines (evidence with provenance and lifecycle history, relationships with supports and history, entities, aliases; never vectors) ending in a SHA-256 manifest line, returned in `pack` with its `counts`. Use it to hand memory to another team or deployment (`mnem import`), or to keep a reviewable copy; `scope`, `since` and `until` take a slice (a relationship comes only with all the evidence it cites). Refused past `max_bytes` (default 1 MiB)."
+        description = "Export the team's memory you can see as a memory pack in `pack` (canonical JSON Lines: evidence and relationships with their history, entities, aliases, never vectors; a SHA-256 manifest line last) with its `counts`, for `mnem import` elsewhere or review. `scope`, `since`, `until` take a slice (a relationship only with all its cited evidence). Refused past `max_bytes` (default 1 MiB).",
+        title = "Export a memory pack",
+        annotations(read_only_hint = true)
     )]
     async fn export_memory_pack(
         &self,
@@ -166,7 +190,9 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "List the team's hypotheses: speculative links that dreaming derived from two verified relationships meeting at an entity (e.g. \"Mark may depend on Redis\"). They are never evidence. Use it to review what is open; recall_memory with include_hypotheses shows the ones near a query."
+        description = "List the team's hypotheses: speculative links derived from two verified relationships meeting at an entity (\"Mark may depend on Redis\"), never evidence. recall_memory with include_hypotheses shows those near a query.",
+        title = "List hypotheses",
+        annotations(read_only_hint = true)
     )]
     async fn list_hypotheses(
         &self,
@@ -178,7 +204,9 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Read one hypothesis: its statement, status (open, confirmed, rejected, stale), the two relationships it came from (trace_memory explains each) and any resolution."
+        description = "Read one hypothesis: its statement, status (open, confirmed, rejected, stale), the two relationships it came from (trace_memory explains each) and any resolution.",
+        title = "Read a hypothesis",
+        annotations(read_only_hint = true)
     )]
     async fn get_hypothesis(
         &self,
@@ -190,7 +218,13 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Resolve an open hypothesis once you know: `reject` with a reason, or `confirm` with a reason and a `proof` — a remember request whose evidence and relationship state the fact (it is written and verified like any remember; a hypothesis never becomes a relationship by itself). Needs a write key."
+        description = "Resolve an open hypothesis: `reject` with a reason, or `confirm` with a reason and a `proof`: a remember request whose evidence and relationship state the fact, written and verified like any (a hypothesis never becomes a relationship by itself). Needs a write key.",
+        title = "Resolve a hypothesis",
+        annotations(
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn resolve_hypothesis(
         &self,
@@ -202,7 +236,13 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Release evidence that write-time screening (or an operator) quarantined, after checking it is safe: it becomes recallable again and the relationships it supports are re-assessed. A write response names held items with `state: quarantined` and `quarantined_because`. Needs a write key."
+        description = "Release evidence that screening (or an operator) held, once checked safe: it is recalled again and the relationships it supports are re-assessed. Writes name held items with `state: quarantined` and `quarantined_because`. Needs a write key.",
+        title = "Release held evidence",
+        annotations(
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn release_evidence(
         &self,
@@ -214,7 +254,13 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Correct a relationship: writes a new version citing evidence, fenced on the version you read from trace_memory (`expected_version`). Your own claim is superseded; another author's claim is kept unchanged beside yours."
+        description = "Correct a relationship: writes a new version citing evidence, fenced on `expected_version` (read from trace_memory). Your own claim is superseded; another author's stays unchanged beside yours.",
+        title = "Correct a relationship",
+        annotations(
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn correct_relationship(
         &self,
@@ -226,7 +272,13 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Permanently erase your own private evidence and whatever was derived only from it, leaving a content-free tombstone. Team evidence cannot be forgotten; retract it instead."
+        description = "Permanently erase your own private evidence and whatever was derived only from it, leaving a content-free tombstone. Team evidence cannot be forgotten; retract it instead.",
+        title = "Forget private evidence",
+        annotations(
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn forget(
         &self,
