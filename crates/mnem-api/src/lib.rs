@@ -9,6 +9,7 @@
 mod input;
 mod names;
 mod ops;
+pub mod schema;
 
 pub use input::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,

@@ -86,10 +86,19 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     fn with_caller(ops: Operations<S>, caller: Caller) -> Self {
+        let mut tool_router = Self::tool_router();
+        // Portable schemas: no Rust number formats, no `null` unions for optional fields.
+        for route in tool_router.map.values_mut() {
+            let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
+            mnem_api::schema::make_portable(&mut schema);
+            if let serde_json::Value::Object(object) = schema {
+                route.attr.input_schema = std::sync::Arc::new(object);
+            }
+        }
         Self {
             ops: ops.via("mcp"),
             caller,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 

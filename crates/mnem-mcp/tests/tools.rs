@@ -85,12 +85,27 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
             tool.name
         );
         assert!(tool.description.as_ref().is_some_and(|d| d.len() > 80));
-        assert!(tool.title.as_ref().is_some_and(|t| !t.is_empty()), "{}", tool.name);
+        assert!(
+            tool.title.as_ref().is_some_and(|t| !t.is_empty()),
+            "{}",
+            tool.name
+        );
+        let schema = Value::Object((*tool.input_schema).clone());
+        assert!(
+            !mnem_api::schema::has_unportable(&schema),
+            "{}: {schema}",
+            tool.name
+        );
         // Hints a client may act on (asking before a destructive call), agreeing with the
         // operations table's write rule.
         let op = mnem_api::Operation::of_tool(&tool.name).expect("a tool of the table");
         let hints = tool.annotations.as_ref().expect("annotations");
-        assert_eq!(hints.read_only_hint == Some(true), !op.writes, "{}", tool.name);
+        assert_eq!(
+            hints.read_only_hint == Some(true),
+            !op.writes,
+            "{}",
+            tool.name
+        );
         if op.writes {
             assert!(hints.destructive_hint.is_some(), "{}", tool.name);
             assert!(hints.idempotent_hint.is_some(), "{}", tool.name);

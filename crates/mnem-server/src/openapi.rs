@@ -118,6 +118,12 @@ pub fn document() -> Value {
         paths.insert(format!("/v1/{}", op.name), path_item(op, request(op.name)));
     }
     let mut schemas = generator.take_definitions(true);
+    for schema in schemas.values_mut() {
+        mnem_api::schema::make_portable(schema);
+    }
+    for item in paths.values_mut() {
+        mnem_api::schema::make_portable(item);
+    }
     schemas.insert(
         "Error".into(),
         json!({"type": "object", "required": ["error"], "properties": {"error": {

@@ -166,6 +166,11 @@ async fn health_openapi_and_metrics_need_no_key() {
     assert_eq!(get(&s.router, "/ready").await.status, StatusCode::OK);
     let openapi = get(&s.router, "/openapi.json").await;
     assert_eq!(openapi.body["openapi"], "3.1.0");
+    assert!(
+        !mnem_api::schema::has_unportable(&openapi.body),
+        "no Rust number formats or null unions: {}",
+        openapi.text
+    );
     for op in [
         "recall",
         "remember",

@@ -1,0 +1,137 @@
+//! Input schemas as every client reads them: what schemars writes for Rust types, made
+//! portable for the MCP tool list and the OpenAPI document.
+//!
+//! schemars names Rust's integer and float widths as formats (`uint`, `uint32`, `int64`,
+//! `double`), which no JSON Schema vocabulary defines; code generators warn on them. And
+//! it writes an `Option` field as a union with `null` (`"type": ["string", "null"]`, or
+//! `anyOf` with a `{"type": "null"}` branch), which generators turn into a second,
+//! "nullable" type for a field that is simply optional. Both are rewritten here; a field
+//! left out means the same as before, and a `null` sent anyway is still read as absent.
+
+use serde_json::{Map, Value};
+
+/// Formats schemars writes for numbers, which carry no meaning beyond `type` and `minimum`.
+const RUST_NUMBER_FORMATS: [&str; 12] = [
+    "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+    "float", "double",
+];
+
+/// Rewrites `schema` in place: Rust number formats dropped, unions with `null` reduced to
+/// the other member.
+pub fn make_portable(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            drop_rust_format(object);
+            drop_null_member(object);
+            for value in object.values_mut() {
+                make_portable(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(make_portable),
+        _ => {}
+    }
+}
+
+fn drop_rust_format(object: &mut Map<String, Value>) {
+    if object
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|format| RUST_NUMBER_FORMATS.contains(&format))
+    {
+        object.remove("format");
+    }
+}
+
+fn drop_null_member(object: &mut Map<String, Value>) {
+    // "type": ["string", "null"] → "type": "string"
+    if let Some(Value::Array(types)) = object.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            object.insert("type".into(), only);
+        }
+    }
+    // "anyOf": [{…}, {"type": "null"}] → the other member, merged into this schema (which
+    // may hold a description beside the anyOf).
+    let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(members)) = object.get_mut(key) else {
+            continue;
+        };
+        if !members.iter().any(is_null) {
+            continue;
+        }
+        members.retain(|m| !is_null(m));
+        if members.len() == 1 {
+            if let Some(Value::Object(only)) = object
+                .remove(key)
+                .and_then(|mut m| m.as_array_mut().and_then(|a| a.pop()))
+            {
+                for (k, v) in only {
+                    object.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+    // A `null` default says no more than leaving the field out.
+    if object.get("default") == Some(&Value::Null) {
+        object.remove("default");
+    }
+}
+
+/// Whether `schema` still holds anything [`make_portable`] rewrites (for tests).
+pub fn has_unportable(schema: &Value) -> bool {
+    match schema {
+        Value::Object(object) => {
+            let format = object.get("format").and_then(Value::as_str);
+            let nullable = match object.get("type") {
+                Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+                Some(t) => t == "null",
+                None => false,
+            };
+            format.is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f))
+                || nullable
+                || object.values().any(has_unportable)
+        }
+        Value::Array(items) => items.iter().any(has_unportable),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rust_formats_and_null_unions_are_rewritten() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "limit": {"type": ["integer", "null"], "format": "uint", "minimum": 0},
+                "score": {"type": "number", "format": "double"},
+                "id": {"type": "string", "format": "uuid"},
+                "order": {"description": "how", "anyOf": [{"$ref": "#/$defs/Order"}, {"type": "null"}]},
+                "object": {"oneOf": [{"type": "string"}, {"type": "object"}]},
+                "since": {"type": ["string", "null"], "default": null}
+            }
+        });
+        assert!(has_unportable(&schema));
+        make_portable(&mut schema);
+        assert!(!has_unportable(&schema), "{schema}");
+        let p = &schema["properties"];
+        assert_eq!(p["limit"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(p["score"], json!({"type": "number"}));
+        assert_eq!(p["id"]["format"], "uuid", "standard formats stay");
+        assert_eq!(
+            p["order"],
+            json!({"description": "how", "$ref": "#/$defs/Order"})
+        );
+        assert_eq!(
+            p["object"]["oneOf"].as_array().map(Vec::len),
+            Some(2),
+            "real unions stay"
+        );
+        assert_eq!(p["since"], json!({"type": "string"}));
+    }
+}
