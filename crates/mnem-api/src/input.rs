@@ -42,6 +42,7 @@ pub struct RecallInput {
     /// Drop results scoring below this (scores are in (0, 1]).
     pub min_score: Option<f64>,
     /// `relevance` (default) or `recent`.
+    #[schemars(schema_with = "order_words")]
     pub order: Option<String>,
     /// A scope path such as `acme/api` (the form `remember` takes too).
     pub scope: Option<String>,
@@ -72,6 +73,13 @@ pub struct RecallInput {
     /// the results, only in result slots the results left unused. Never evidence.
     #[serde(default)]
     pub include_communities: bool,
+}
+
+/// The words `order` takes (a test holds each to what the parser reads).
+const ORDER_WORDS: [&str; 2] = ["relevance", "recent"];
+
+fn order_words(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ORDER_WORDS})
 }
 
 impl RecallInput {
@@ -334,6 +342,44 @@ mod tests {
         assert!(query.get("default").is_none(), "{query}");
         let empty = serde_json::from_value::<RecallInput>(serde_json::json!({"query": ""}));
         assert_eq!(empty.unwrap().into_query().unwrap_err().field, "query");
+    }
+
+    #[test]
+    fn fixed_vocabularies_are_enums_of_the_words_the_parser_reads() {
+        let recall = serde_json::to_value(schemars::schema_for!(RecallInput)).unwrap();
+        assert_eq!(
+            recall["properties"]["order"]["enum"],
+            serde_json::json!(ORDER_WORDS)
+        );
+        for word in ORDER_WORDS {
+            assert!(word.parse::<Order>().is_ok(), "{word}");
+        }
+        let remember = serde_json::to_value(schemars::schema_for!(RememberRequest)).unwrap();
+        let evidence = &remember["$defs"]["EvidenceInput"]["properties"];
+        for (field, parse) in [
+            (
+                "source_type",
+                (|w: &str| w.parse::<mnem_core::SourceType>().is_ok()) as fn(&str) -> bool,
+            ),
+            ("authority", |w| w.parse::<mnem_core::Authority>().is_ok()),
+            ("space", |w| w.parse::<mnem_core::Space>().is_ok()),
+        ] {
+            let words = evidence[field]["enum"].as_array().expect(field);
+            assert!(!words.is_empty(), "{field}");
+            assert!(
+                words.iter().all(|w| w.as_str().is_some_and(parse)),
+                "{field}"
+            );
+            assert!(
+                evidence[field]["description"].is_string(),
+                "{field} keeps its description"
+            );
+        }
+        let polarity = &remember["$defs"]["RelationshipInput"]["properties"]["polarity"]["enum"];
+        for word in polarity.as_array().expect("polarity") {
+            let word = word.as_str().unwrap_or_default();
+            assert!(mnem_core::graph::model::Polarity::parse("polarity", word).is_ok());
+        }
     }
 
     #[test]

@@ -31,12 +31,14 @@ pub struct EvidenceInput {
     pub kind: Option<String>,
     /// `conversation`, `document`, `observation` or `manual` (default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "vocabulary::source_type"))]
     pub source_type: Option<String>,
     /// Where it came from (free text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// `authoritative`, `primary`, `secondary`, `inferred` or `unknown` (default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "vocabulary::authority"))]
     pub authority: Option<String>,
     /// Independence key for corroboration (default: `source`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,6 +65,7 @@ pub struct EvidenceInput {
     pub scope: Vec<String>,
     /// `team` (default) or `private` (only you).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "vocabulary::space"))]
     pub space: Option<String>,
     /// When it was said or seen (RFC 3339 or a date; default now).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,7 +185,9 @@ pub struct RelationshipInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicate_surface: Option<String>,
     pub object: ObjectInput,
+    /// `+` (default) asserts the predicate, `-` denies it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "vocabulary::polarity"))]
     pub polarity: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_from: Option<String>,
@@ -225,7 +230,9 @@ pub struct Correction {
     pub expected_version: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<ObjectInput>,
+    /// `+` (default) asserts the predicate, `-` denies it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "vocabulary::polarity"))]
     pub polarity: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicate_surface: Option<String>,
@@ -810,5 +817,38 @@ mod tests {
             "evidence": [{"content": "x"}]
         }));
         assert!(known.is_ok(), "the same request without it is accepted");
+    }
+}
+
+/// The closed vocabularies of request fields written as plain strings, as JSON Schema
+/// `enum`s built from the types that parse them, so a generated client offers exactly the
+/// words the server accepts.
+#[cfg(feature = "schema")]
+pub mod vocabulary {
+    use schemars::{json_schema, Schema, SchemaGenerator};
+
+    use crate::graph::model::Polarity;
+    use crate::{Authority, SourceType, Space};
+
+    fn words(words: Vec<&'static str>) -> Schema {
+        json_schema!({"type": "string", "enum": words})
+    }
+
+    pub fn source_type(_: &mut SchemaGenerator) -> Schema {
+        words(SourceType::ALL.iter().map(|w| w.as_str()).collect())
+    }
+
+    pub fn authority(_: &mut SchemaGenerator) -> Schema {
+        words(Authority::ALL.iter().map(|w| w.as_str()).collect())
+    }
+
+    pub fn space(_: &mut SchemaGenerator) -> Schema {
+        words(Space::ALL.iter().map(|w| w.as_str()).collect())
+    }
+
+    /// Both spellings `Polarity::parse` reads.
+    pub fn polarity(_: &mut SchemaGenerator) -> Schema {
+        let spellings = [Polarity::Positive, Polarity::Negative].map(Polarity::as_str);
+        words([spellings[0], spellings[1], "positive", "negative"].to_vec())
     }
 }
