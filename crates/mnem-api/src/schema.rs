@@ -62,14 +62,11 @@ fn drop_null_member(object: &mut Map<String, Value>) {
             continue;
         }
         members.retain(|m| !is_null(m));
-        if members.len() == 1 {
-            if let Some(Value::Object(only)) = object
-                .remove(key)
-                .and_then(|mut m| m.as_array_mut().and_then(|a| a.pop()))
-            {
-                for (k, v) in only {
-                    object.entry(k).or_insert(v);
-                }
+        if let [Value::Object(only)] = members.as_mut_slice() {
+            let only = std::mem::take(only);
+            object.remove(key);
+            for (k, v) in only {
+                object.entry(k).or_insert(v);
             }
         }
     }

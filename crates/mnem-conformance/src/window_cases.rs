@@ -302,6 +302,29 @@ pub async fn follow_on_credit_lifts_only_the_next_eligible_item_of_the_group<S: 
     want_order(&alone, &[&items[1]], "without the credit, the match alone");
 }
 
+/// `text` written as `source_type` at `START + n` seconds, in source group `group`.
+fn written(n: i64, group: &str, text: &str, source_type: SourceType) -> NewEvidence {
+    let mut new = NewEvidence::new(text);
+    new.source_type = source_type;
+    new.source_key = Some(group.into());
+    new.observed_at = Some(crate::helpers::START.plus_seconds(n));
+    new
+}
+
+/// A conversation turn at `START + n` seconds in group `group`.
+fn spoken(n: i64, group: &str, text: &str) -> NewEvidence {
+    written(n, group, text, SourceType::Conversation)
+}
+
+/// Cy's small talk at the given stamps in a group of its own ("d"): common words, so the
+/// words a case matches on are rarer than the rest.
+async fn small_talk<S: Backend>(fx: &Fixture<S>, stamps: std::ops::RangeInclusive<i64>) {
+    for n in stamps {
+        let text = format!("Cy: small talk number {n}");
+        fx.remember_with(spoken(n, "d", &text)).await;
+    }
+}
+
 /// The named-speaker lift: a conversation turn whose speaker the query names outranks a
 /// somewhat better match by someone else, and only under a profile that weighs it; a note
 /// written like a turn is never read as one.
@@ -310,13 +333,6 @@ pub async fn a_turn_by_the_speaker_the_query_names_rises_above_a_closer_match<S:
 ) {
     // Each text in a group of its own, so no follow-on credit passes between them; small
     // talk beside them so the matched words are rarer than the rest.
-    let spoken = |n: i64, group: &str, text: &str, source_type: SourceType| {
-        let mut new = NewEvidence::new(text);
-        new.source_type = source_type;
-        new.source_key = Some(group.into());
-        new.observed_at = Some(crate::helpers::START.plus_seconds(n));
-        new
-    };
     let conversation = SourceType::Conversation;
     let mut items = Vec::new();
     for (n, group, text, source_type) in [
@@ -334,12 +350,9 @@ pub async fn a_turn_by_the_speaker_the_query_names_rises_above_a_closer_match<S:
         ),
         (3, "c", "Ann: harbour minutes", SourceType::Manual),
     ] {
-        items.push(fx.remember_with(spoken(n, group, text, source_type)).await);
+        items.push(fx.remember_with(written(n, group, text, source_type)).await);
     }
-    for n in 4..=9 {
-        let text = format!("Cy: small talk number {n}");
-        fx.remember_with(spoken(n, "d", &text, conversation)).await;
-    }
+    small_talk(&fx, 4..=9).await;
     want_increasing_stamps(&items.iter().collect::<Vec<_>>());
     let query = || RecallQuery {
         window: 0,
@@ -381,13 +394,6 @@ pub async fn a_turn_that_only_asks_sinks_below_a_turn_that_says_and_its_reply_ke
 >(
     fx: Fixture<S>,
 ) {
-    let spoken = |n: i64, group: &str, text: &str| {
-        let mut new = NewEvidence::new(text);
-        new.source_type = SourceType::Conversation;
-        new.source_key = Some(group.into());
-        new.observed_at = Some(crate::helpers::START.plus_seconds(n));
-        new
-    };
     let mut items = Vec::new();
     for (n, group, text) in [
         (1, "a", "Cy: Wow! The zeppelin over the harbour?"),
@@ -400,10 +406,7 @@ pub async fn a_turn_that_only_asks_sinks_below_a_turn_that_says_and_its_reply_ke
     ] {
         items.push(fx.remember_with(spoken(n, group, text)).await);
     }
-    for n in 4..=9 {
-        let text = format!("Cy: small talk number {n}");
-        fx.remember_with(spoken(n, "d", &text)).await;
-    }
+    small_talk(&fx, 4..=9).await;
     want_increasing_stamps(&items.iter().collect::<Vec<_>>());
     let (question, reply, statement) = (items[0].id, items[1].id, items[2].id);
     let query = || RecallQuery {
@@ -454,13 +457,6 @@ pub async fn a_turn_that_only_asks_sinks_below_a_turn_that_says_and_its_reply_ke
 pub async fn an_answer_to_a_follow_up_question_is_credited_from_what_it_asks_about<S: Backend>(
     fx: Fixture<S>,
 ) {
-    let spoken = |n: i64, group: &str, text: &str| {
-        let mut new = NewEvidence::new(text);
-        new.source_type = SourceType::Conversation;
-        new.source_key = Some(group.into());
-        new.observed_at = Some(crate::helpers::START.plus_seconds(n));
-        new
-    };
     let mut items = Vec::new();
     for (n, group, text) in [
         (
@@ -478,10 +474,7 @@ pub async fn an_answer_to_a_follow_up_question_is_credited_from_what_it_asks_abo
     ] {
         items.push(fx.remember_with(spoken(n, group, text)).await);
     }
-    for n in 5..=9 {
-        let text = format!("Cy: small talk number {n}");
-        fx.remember_with(spoken(n, "d", &text)).await;
-    }
+    small_talk(&fx, 5..=9).await;
     want_increasing_stamps(&items.iter().collect::<Vec<_>>());
     let (leader, question, answer) = (items[0].id, items[1].id, items[2].id);
     let query = || RecallQuery {

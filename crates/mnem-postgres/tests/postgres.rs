@@ -35,6 +35,50 @@ async fn app_connection(config: &Config) -> tokio_postgres::Client {
     client
 }
 
+/// Texts of `team` holding `lexeme`, as the statistics count them (read as the owner).
+async fn documents_holding(owner: &tokio_postgres::Client, team: uuid::Uuid, lexeme: &str) -> i64 {
+    owner
+        .query_one(
+            "SELECT COALESCE(SUM(documents), 0)::bigint FROM term_stats \
+             WHERE team_id = $1 AND lexeme = $2",
+            &[&team, &lexeme],
+        )
+        .await
+        .expect("term stats")
+        .get(0)
+}
+
+/// `team`'s text statistics: its documents and their total length (read as the owner).
+async fn text_stats(owner: &tokio_postgres::Client, team: uuid::Uuid) -> (i64, i64) {
+    let row = owner
+        .query_one(
+            "SELECT documents, lexemes FROM text_stats WHERE team_id = $1",
+            &[&team],
+        )
+        .await
+        .expect("stats");
+    (row.get(0), row.get(1))
+}
+
+/// How many texts the lexical branch finds for `query` in `team`, read as the profile
+/// whose id is the team's (as the migration tests write them).
+async fn lexical_hits(store: &PgStore, team: uuid::Uuid, query: &str) -> usize {
+    let actor = mnem_core::Actor {
+        team: mnem_core::TeamId(team),
+        profile: mnem_core::ProfileId(team),
+    };
+    store
+        .lexical_candidates(
+            &actor,
+            &RecallQuery::text(query),
+            Timestamp::from_seconds(4_000_000_000),
+            10,
+        )
+        .await
+        .expect("lexical")
+        .len()
+}
+
 #[tokio::test]
 #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn row_level_security_admits_only_the_transactions_team() {
@@ -327,30 +371,9 @@ async fn migration_15_indexes_irregular_forms_again_and_recounts_the_statistics(
     let store = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 2)
         .await
         .expect("connect");
-    let documents = |lexeme: &'static str| {
-        let owner = &owner;
-        async move {
-            owner
-                .query_one(
-                    "SELECT COALESCE(SUM(documents), 0)::bigint FROM term_stats \
-                     WHERE team_id = $1 AND lexeme = $2",
-                    &[&team, &lexeme],
-                )
-                .await
-                .expect("term stats")
-                .get::<_, i64>(0)
-        }
-    };
-    assert_eq!(documents("make").await, 1);
-    assert_eq!(documents("made").await, 0);
-    let stats = owner
-        .query_one(
-            "SELECT documents, lexemes FROM text_stats WHERE team_id = $1",
-            &[&team],
-        )
-        .await
-        .expect("stats");
-    assert_eq!((stats.get::<_, i64>(0), stats.get::<_, i64>(1)), (1, 4));
+    assert_eq!(documents_holding(&owner, team, "make").await, 1);
+    assert_eq!(documents_holding(&owner, team, "made").await, 0);
+    assert_eq!(text_stats(&owner, team).await, (1, 4));
     let trigger: i8 = owner
         .query_one(
             "SELECT tgenabled FROM pg_trigger WHERE tgname = 'evidence_term_stats_change'",
@@ -360,20 +383,11 @@ async fn migration_15_indexes_irregular_forms_again_and_recounts_the_statistics(
         .expect("trigger")
         .get(0);
     assert_eq!(trigger, b'O' as i8, "the statistics trigger is on again");
-    let actor = mnem_core::Actor {
-        team: mnem_core::TeamId(team),
-        profile: mnem_core::ProfileId(team),
-    };
-    let found = store
-        .lexical_candidates(
-            &actor,
-            &RecallQuery::text("what did Ann make"),
-            Timestamp::from_seconds(4_000_000_000),
-            10,
-        )
-        .await
-        .expect("lexical");
-    assert_eq!(found.len(), 1, "the rebuilt posting lists find it");
+    assert_eq!(
+        lexical_hits(&store, team, "what did Ann make").await,
+        1,
+        "the rebuilt posting lists find it"
+    );
 }
 
 #[tokio::test]
@@ -451,33 +465,12 @@ async fn migrations_5_and_13_rederive_stored_texts_and_build_their_posting_lists
     let store = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 2)
         .await
         .expect("connect");
-    let stats = owner
-        .query_one(
-            "SELECT documents, lexemes FROM text_stats WHERE team_id = $1",
-            &[&mine],
-        )
-        .await
-        .expect("stats");
     let want_length: i64 = texts[..2]
         .iter()
         .map(|(_, text)| i64::from(mnem_core::lexical::document_terms(text).length))
         .sum();
-    assert_eq!(stats.get::<_, i64>(0), 2);
-    assert_eq!(stats.get::<_, i64>(1), want_length);
-    let holding = |lexeme: &'static str| {
-        let owner = &owner;
-        async move {
-            owner
-                .query_one(
-                    "SELECT COALESCE(SUM(documents), 0)::bigint FROM term_stats \
-                     WHERE team_id = $1 AND lexeme = $2",
-                    &[&mine, &lexeme],
-                )
-                .await
-                .expect("term stats")
-                .get::<_, i64>(0)
-        }
-    };
+    assert_eq!(text_stats(&owner, mine).await, (2, want_length));
+    let holding = |lexeme| documents_holding(&owner, mine, lexeme);
     assert_eq!(holding("cafe").await, 2, "re-derived: accents folded");
     assert_eq!(holding("café").await, 0, "the old lexeme is gone");
     assert_eq!(holding("terrac").await, 2, "stemmed as the core stems");
@@ -511,21 +504,8 @@ async fn migrations_5_and_13_rederive_stored_texts_and_build_their_posting_lists
             .expect("pg_class");
         assert!(enabled && forced, "row-level security is back on {table}");
     }
-    let actor = mnem_core::Actor {
-        team: mnem_core::TeamId(mine),
-        profile: mnem_core::ProfileId(mine),
-    };
-    let found = store
-        .lexical_candidates(
-            &actor,
-            &RecallQuery::text("cafe terrace"),
-            Timestamp::from_seconds(4_000_000_000),
-            10,
-        )
-        .await
-        .expect("lexical");
     assert_eq!(
-        found.len(),
+        lexical_hits(&store, mine, "cafe terrace").await,
         2,
         "both of the team's texts, none of the other's"
     );
