@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use crate::pipeline::MIN_SHARE_BYTES;
 use crate::{Actor, Evidence, EvidenceId, RecallHit, RecallQuery, Timestamp};
 
 /// Neighbours read on each side of a hit at most.
@@ -54,6 +55,25 @@ pub enum WindowStep {
     Done(Vec<RecallHit>),
     /// Read the neighbours of these hits (they have a `source_key`), then call again.
     Read(Vec<Evidence>),
+}
+
+/// While results open, a context longer than this many even shares of the budget
+/// (`context_bytes / limit`) counts as that many: `excerpt::focus` later cuts it to its
+/// share of the budget, so counting a long turn whole let two or three long turns close
+/// the list with bytes to spare (LongMemEval: 3 results in 2,000 B, 5 in 6,000 B at
+/// p50). Two shares rather than one leaves a long match room to be read whole when few
+/// results compete, and reads fewer windows (measured: the same gold turns either way).
+pub const OPENING_SHARES: usize = 2;
+
+/// The bytes a result's context is counted at while deciding whether another opens:
+/// never less than an excerpt may be cut to, never more than the budget.
+fn opening_bytes(hit: &RecallHit, query: &RecallQuery) -> usize {
+    let even_share = query.context_bytes / query.limit.max(1);
+    let counted = even_share
+        .saturating_mul(OPENING_SHARES)
+        .max(MIN_SHARE_BYTES)
+        .min(query.context_bytes);
+    hit.context.len().min(counted)
 }
 
 /// Group order: `observed_at`, then id.
@@ -105,7 +125,8 @@ pub fn assemble(
         // A result opened after the results' own contexts fill the budget would get no
         // byte (`fit_budget` stops there), so its neighbours are not worth reading. It
         // still takes its place under `limit`, so the later hits that merge into (and
-        // widen) earlier windows are the same as if it had been built.
+        // widen) earlier windows are the same as if it had been built. Each context
+        // counts as it will be returned, at most [`OPENING_SHARES`] even shares.
         if primary_bytes >= query.context_bytes && !shown.contains_key(&hit.evidence.id) {
             past_budget += 1;
             continue;
@@ -146,7 +167,7 @@ pub fn assemble(
                 first
             }
             None => {
-                primary_bytes += hit.context.len();
+                primary_bytes += opening_bytes(hit, query);
                 drafts.push(Draft {
                     primary: hit.evidence.id,
                     items,
@@ -407,6 +428,30 @@ mod tests {
             now(),
         ));
         assert_eq!(results.len(), 1, "no result is opened past the budget");
+    }
+
+    #[test]
+    fn long_matches_count_as_their_excerpts_so_they_do_not_close_the_list_early() {
+        let long = |n: u128| {
+            let mut evidence = item(n, &format!("s{n}"));
+            evidence.content = format!("turn {n} {}", "and so on ".repeat(300));
+            evidence
+        };
+        let group: Vec<Evidence> = (1..=6).map(long).collect();
+        let ranked: Vec<RecallHit> = group.iter().map(hit).collect();
+        let neighbours: HashMap<EvidenceId, Neighbours> = group
+            .iter()
+            .map(|e| (e.id, Neighbours::default()))
+            .collect();
+        let budget = RecallQuery {
+            context_bytes: 6_000,
+            ..query(2, 10)
+        };
+        assert!(group.iter().all(|e| e.content.len() > 3_000));
+        let results = done(assemble(&ranked, &neighbours, &budget, &ACTOR, now()));
+        // Counted whole, the first two would fill 6,000 bytes; counted as at most two
+        // even shares (1,200 bytes each), five open.
+        assert_eq!(results.len(), 5);
     }
 
     #[test]

@@ -71,6 +71,39 @@ pub struct Question {
     pub class: QuestionClass,
     pub gold_items: Vec<String>,
     pub gold_groups: Vec<String>,
+    /// The benchmark's answer, lower-cased, when a gold turn holds it word for word: the
+    /// text an excerpt must keep for the agent to read the answer (see [`quoted_answer`]).
+    pub quoted_answer: Option<String>,
+}
+
+/// A benchmark's answer as text: answers to counting questions are numbers.
+pub(crate) fn answer_text(answer: &serde_json::Value) -> String {
+    match answer {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Shortest answer worth looking for in returned text: a shorter one ("3", "no") would
+/// be found by accident.
+const MIN_QUOTED_ANSWER_CHARS: usize = 3;
+
+/// The answer as a gold turn quotes it: lower-cased, trimmed, without a final full
+/// stop, and only if one of `gold_texts` contains it (most answers are paraphrases, and
+/// a paraphrase says nothing about what an excerpt kept).
+pub(crate) fn quoted_answer<'a>(
+    answer: &str,
+    gold_texts: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let answer = answer.trim().trim_end_matches('.').trim().to_lowercase();
+    if answer.chars().count() < MIN_QUOTED_ANSWER_CHARS {
+        return None;
+    }
+    gold_texts
+        .into_iter()
+        .any(|text| text.to_lowercase().contains(&answer))
+        .then_some(answer)
 }
 
 /// Cuts text to the store's content limit at a char boundary (benchmarks occasionally
@@ -83,6 +116,15 @@ pub(crate) fn fit_content(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_counts_as_quoted_only_when_a_gold_turn_holds_it_word_for_word() {
+        let gold = ["Ann: I parked on Level 3 by the lift."];
+        assert_eq!(quoted_answer("level 3.", gold).as_deref(), Some("level 3"));
+        assert_eq!(quoted_answer("the third level", gold), None);
+        assert_eq!(quoted_answer("3", gold), None);
+        assert_eq!(quoted_answer("level 3", []), None);
+    }
 
     #[test]
     fn oversized_text_is_cut_to_the_content_limit_without_splitting_a_character() {

@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use time::macros::format_description;
 use time::PrimitiveDateTime;
 
-use crate::dataset::{fit_content, Dataset, Haystack, Item, Question, QuestionClass};
+use crate::dataset::{
+    answer_text, fit_content, quoted_answer, Dataset, Haystack, Item, Question, QuestionClass,
+};
 use crate::EvalError;
 use mnem_core::Timestamp;
 
@@ -32,6 +34,9 @@ struct Qa {
     #[serde(default)]
     evidence: Vec<String>,
     category: u64,
+    /// Absent on adversarial questions; a number on some counting ones.
+    #[serde(default)]
+    answer: Value,
 }
 
 #[derive(Deserialize)]
@@ -136,6 +141,11 @@ pub fn parse(json: &str, max_questions: Option<usize>) -> Result<Dataset, EvalEr
             budget -= 1;
             let gold_items = split_evidence(&qa.evidence);
             let gold_groups = gold_groups(&items, &gold_items);
+            let gold_texts = items
+                .iter()
+                .filter(|item| gold_items.contains(&item.id))
+                .map(|item| item.text.as_str());
+            let quoted_answer = quoted_answer(&answer_text(&qa.answer), gold_texts);
             let class = if qa.category == ADVERSARIAL {
                 QuestionClass::Adversarial
             } else if gold_items.is_empty() {
@@ -152,6 +162,7 @@ pub fn parse(json: &str, max_questions: Option<usize>) -> Result<Dataset, EvalEr
                 class,
                 gold_items,
                 gold_groups,
+                quoted_answer,
             });
         }
         dataset.haystacks.push(Haystack {
@@ -220,6 +231,8 @@ mod tests {
         assert_eq!(q[0].gold_groups, ["session_1", "session_2"]);
         assert_eq!(q[0].class, QuestionClass::Scored);
         assert_eq!(q[0].category, "1");
+        assert_eq!(q[0].quoted_answer.as_deref(), Some("a dog"));
+        assert_eq!(q[1].quoted_answer, None);
         assert_eq!(q[1].class, QuestionClass::Adversarial);
         assert_eq!(q[2].class, QuestionClass::Unscorable);
         assert_eq!(

@@ -7,7 +7,9 @@ use serde::Deserialize;
 use time::macros::format_description;
 use time::PrimitiveDateTime;
 
-use crate::dataset::{fit_content, Dataset, Haystack, Item, Question, QuestionClass};
+use crate::dataset::{
+    answer_text, fit_content, quoted_answer, Dataset, Haystack, Item, Question, QuestionClass,
+};
 use crate::EvalError;
 use mnem_core::Timestamp;
 
@@ -24,6 +26,9 @@ struct Instance {
     haystack_sessions: Vec<Vec<Turn>>,
     #[serde(default)]
     answer_session_ids: Vec<String>,
+    /// A string, or a number for counting questions.
+    #[serde(default)]
+    answer: serde_json::Value,
 }
 
 #[derive(Deserialize)]
@@ -75,6 +80,7 @@ pub fn parse(json: &str, max_questions: Option<usize>) -> Result<Dataset, EvalEr
         }
         let mut items = Vec::new();
         let mut gold_items = Vec::new();
+        let mut gold_texts = Vec::new();
         let answer_sessions = &instance.answer_session_ids;
         for ((session, id), date) in instance
             .haystack_sessions
@@ -92,6 +98,7 @@ pub fn parse(json: &str, max_questions: Option<usize>) -> Result<Dataset, EvalEr
                 // `has_answer` there (and its turn-level metric is defined over them).
                 if turn.has_answer && answer_sessions.contains(id) {
                     gold_items.push(item_id.clone());
+                    gold_texts.push(turn.content.as_str());
                 }
                 items.push(Item {
                     id: item_id,
@@ -117,6 +124,7 @@ pub fn parse(json: &str, max_questions: Option<usize>) -> Result<Dataset, EvalEr
             class,
             gold_items,
             gold_groups: answer_sessions.clone(),
+            quoted_answer: quoted_answer(&answer_text(&instance.answer), gold_texts),
         });
         dataset.haystacks.push(Haystack {
             team: format!("lme-{qid}"),
@@ -165,6 +173,7 @@ mod tests {
         let q = &dataset.questions[0];
         assert_eq!(q.gold_items, ["s2:0"]);
         assert_eq!(q.gold_groups, ["s2"]);
+        assert_eq!(q.quoted_answer.as_deref(), Some("level 3"));
         assert_eq!(q.class, QuestionClass::Scored);
         assert_eq!(
             q.asked_at,

@@ -38,6 +38,9 @@ pub struct BudgetResult {
     /// For each gold turn that was returned (as a result, or in a result's window), the
     /// 1-based rank of the result that carried it; ascending.
     pub item_ranks: Vec<usize>,
+    /// Whether the returned text (results and windows, as excerpted) holds the answer,
+    /// for a question whose answer a gold turn quotes word for word; `None` otherwise.
+    pub answer_kept: Option<bool>,
     pub returned: usize,
     /// Every context byte returned, windows included.
     pub bytes: usize,
@@ -175,6 +178,11 @@ pub struct BudgetReport {
     pub latency_without_query_embedding_ms: Spread,
     pub query_embedding_ms: Spread,
     pub windows_ms: Spread,
+    /// Scored questions whose answer a gold turn quotes word for word, and how many of
+    /// them got that answer in the returned text: an excerpt that keeps a gold turn but
+    /// cuts its answer out counts under `in N`, not here.
+    pub answer_quoted: usize,
+    pub answer_kept: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -226,6 +234,7 @@ impl ProfileReport {
                 let samples = |f: &dyn Fn(&BudgetResult) -> f64| -> Vec<f64> {
                     results.iter().map(|r| f(&r.budgets[b])).collect()
                 };
+                let quoted = scored.iter().filter_map(|r| r.budgets[b].answer_kept);
                 BudgetReport {
                     context_bytes,
                     bytes_returned: Spread::of(&samples(&|r| r.bytes as f64)),
@@ -236,6 +245,8 @@ impl ProfileReport {
                     })),
                     query_embedding_ms: Spread::of(&samples(&|r| r.query_embedding_ms)),
                     windows_ms: Spread::of(&samples(&|r| r.windows_ms)),
+                    answer_quoted: quoted.clone().count(),
+                    answer_kept: quoted.filter(|&kept| kept).count(),
                 }
             })
             .collect();
@@ -343,11 +354,13 @@ impl EvalReport {
             for budget in &profile.budgets {
                 let _ = writeln!(
                     s,
-                    "  in {} B: bytes returned p50 {:.0} p95 {:.0}; results p50 {:.0}; recall ms {}; without query embedding {}; windows p50 {:.1}",
+                    "  in {} B: bytes returned p50 {:.0} p95 {:.0}; results p50 {:.0}; answer kept {} of {}; recall ms {}; without query embedding {}; windows p50 {:.1}",
                     budget.context_bytes,
                     budget.bytes_returned.p50,
                     budget.bytes_returned.p95,
                     budget.results_returned.p50,
+                    budget.answer_kept,
+                    budget.answer_quoted,
                     spread(&budget.latency_ms),
                     spread(&budget.latency_without_query_embedding_ms),
                     budget.windows_ms.p50,

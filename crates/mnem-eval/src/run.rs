@@ -422,9 +422,17 @@ async fn ask<S: GraphStore + SearchIndex>(
                         .collect()
                 })
                 .collect();
+            let answer_kept = question.quoted_answer.as_deref().map(|answer| {
+                agent.hits.iter().any(|hit| {
+                    std::iter::once(&hit.context)
+                        .chain(hit.window_items().map(|item| &item.context))
+                        .any(|context| context.to_lowercase().contains(answer))
+                })
+            });
             budgets.push(BudgetResult {
                 context_bytes,
                 item_ranks: gold_result_ranks(&returned, &question.gold_items),
+                answer_kept,
                 returned: agent.hits.len(),
                 bytes: agent.hits.iter().map(RecallHit::bytes).sum(),
                 latency_ms: millis(latency),

@@ -77,8 +77,9 @@ pub(crate) fn sentences(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// At most `max_bytes` of `text`: the sentences holding the most query terms (earlier
-/// first among equals), in text order, joined with [`ELISION`] where text was skipped;
-/// the opening of the text when no sentence matches.
+/// first among equals) and, if it still fits, the one after the best of them, in text
+/// order, joined with [`ELISION`] where text was skipped; the opening of the text when
+/// no sentence matches.
 pub fn excerpt(text: &str, terms: &[String], max_bytes: usize) -> String {
     let spans = sentences(text);
     let mut scored: Vec<(usize, usize)> = spans
@@ -91,13 +92,24 @@ pub fn excerpt(text: &str, terms: &[String], max_bytes: usize) -> String {
     let mut chosen: Vec<usize> = Vec::new();
     let mut used = 0;
     let best = scored.first().map(|&(i, _)| i);
-    for (i, _) in scored {
+    // The sentence, the marks and spaces around it: what it can add at most.
+    let cost = |i: usize| {
         let (start, end) = spans[i];
-        // The sentence, the marks and spaces around it: what it can add at most.
-        let cost = text[start..end].trim_end().len() + 2 * ELISION.len() + 2;
-        if used + cost <= max_bytes {
+        text[start..end].trim_end().len() + 2 * ELISION.len() + 2
+    };
+    for &(i, _) in &scored {
+        if used + cost(i) <= max_bytes {
             chosen.push(i);
-            used += cost;
+            used += cost(i);
+        }
+    }
+    // What is left may go to the sentence after the best match: a sentence that names
+    // the query's subject is often followed by the one that says what became of it
+    // ("… my asylum application to get approved. Over a year of uncertainty …").
+    if let Some(&first) = chosen.first() {
+        let next = first + 1;
+        if next < spans.len() && !chosen.contains(&next) && used + cost(next) <= max_bytes {
+            chosen.push(next);
         }
     }
     if chosen.is_empty() {
@@ -155,12 +167,27 @@ mod tests {
     fn the_matching_sentences_are_kept_in_order_with_elisions() {
         let text = "We met at the cafe. The weather was grey. Caroline adopted a puppy \
                     named Oscar. We talked for hours. Oscar is a beagle.";
-        let got = excerpt(text, &terms("what breed is the puppy Oscar"), 110);
+        // Too tight for the sentence after the best match as well.
+        let got = excerpt(text, &terms("what breed is the puppy Oscar"), 95);
         assert_eq!(
             got,
             "… Caroline adopted a puppy named Oscar. … Oscar is a beagle."
         );
-        assert!(got.len() <= 110);
+        assert!(got.len() <= 95);
+    }
+
+    #[test]
+    fn the_sentence_after_the_best_match_is_kept_when_it_fits() {
+        let text = "I tried two sites. My asylum application took ages to approve. \
+                    Over a year of waiting. Anyway, flats are pricey.";
+        let terms = terms("how long did my asylum application take");
+        let roomy = excerpt(text, &terms, 120);
+        assert_eq!(
+            roomy,
+            "… My asylum application took ages to approve. Over a year of waiting. …"
+        );
+        let tight = excerpt(text, &terms, 60);
+        assert_eq!(tight, "… My asylum application took ages to approve. …");
     }
 
     #[test]
