@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# `pip install mnem`: builds the wheel — the `mnem` binary with its built-in model inside,
-# tagged `py3-none-manylinux_*_x86_64` (any Python 3) — with maturin from PyPI, into
-# target/wheels/.
+# `pip install mnem`: builds the wheel — the Python bindings (`from mnem import Memory`,
+# PyO3, abi3: any CPython >= 3.9) and the `mnem` binary, each with the built-in model
+# inside — with maturin from PyPI, into target/wheels/.
 #
 #   scripts/wheel.sh           build it
 #   scripts/wheel.sh --check   build it, then install it into a fresh virtualenv with no
-#                              Rust toolchain on PATH and check the installed command: a
-#                              remember → recall round trip in a fresh home, and the agent
-#                              set-up entries of docs/agents.md through the official MCP SDK
+#                              Rust toolchain on PATH and check it there: a remember →
+#                              recall round trip through the installed command in a fresh
+#                              home, the Python tests (tests/python, pytest) against the
+#                              installed package, and the agent set-up entries of
+#                              docs/agents.md through the official MCP SDK
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +17,12 @@ target="${CARGO_TARGET_DIR:-target}"
 . scripts/e2e_venv.sh
 e2e_venv "maturin==1.16.0" "mcp==2.3.0"
 rm -rf "$target/wheels"
-"$venv/bin/maturin" build --release --manifest-path crates/mnem-cli/Cargo.toml \
+# The command rides in the wheel's data directory (installed beside the interpreter).
+cargo build --release -p mnem-cli >&2
+mkdir -p crates/mnem-py/wheel-data/scripts
+install -m 755 "$target/release/mnem" crates/mnem-py/wheel-data/scripts/mnem
+strip crates/mnem-py/wheel-data/scripts/mnem
+"$venv/bin/maturin" build --release --manifest-path crates/mnem-py/Cargo.toml \
     --out "$target/wheels" >&2
 wheel=$(ls "$target"/wheels/mnem-*.whl)
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))" >&2
@@ -41,5 +48,7 @@ case "$recalled" in
     *"The wheel carries its own model"*) echo "ok: remember → recall through the installed mnem" >&2 ;;
     *) echo "FAILED: recall did not return the note: $recalled" >&2; exit 1 ;;
 esac
+"$work/venv/bin/pip" install -q --disable-pip-version-check "pytest==8.4.2"
+"${clean[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests/python >&2
 "$venv/bin/python" tests/e2e/mcp_configs.py "$work/venv/bin/mnem"
 echo "wheel check: all passed" >&2

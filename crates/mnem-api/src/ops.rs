@@ -17,7 +17,10 @@ use mnem_store::{GraphStore, GraphView, SearchIndex, StoreError};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+mod call;
 mod json;
+
+pub use call::NOT_CALLABLE;
 
 /// Why an operation failed, in classes a transport maps to its own codes (HTTP status,
 /// MCP tool error). `public_message` is safe to show; internals go to the log only.
@@ -42,6 +45,22 @@ pub enum OpErrorClass {
     /// The store is held by another writer: retry the same call shortly.
     Busy,
     Internal,
+}
+
+impl OpErrorClass {
+    /// The class's name in error bodies (`{"error": {"code": …}}`) and in the Python
+    /// bindings' exception classes.
+    pub fn code(self) -> &'static str {
+        match self {
+            OpErrorClass::BadRequest => "invalid_request",
+            OpErrorClass::Forbidden => "forbidden",
+            OpErrorClass::NotFound => "not_found",
+            OpErrorClass::Conflict => "conflict",
+            OpErrorClass::Unavailable => "unavailable",
+            OpErrorClass::Busy => "busy",
+            OpErrorClass::Internal => "internal",
+        }
+    }
 }
 
 impl OpError {

@@ -33,15 +33,15 @@ pub(crate) fn error(
 pub(crate) const BUSY_RETRY_AFTER_SECONDS: u32 = 2;
 
 pub(crate) fn op_error(err: OpError) -> Response {
-    let (status, code) = match err.class() {
-        OpErrorClass::BadRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
-        OpErrorClass::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
-        OpErrorClass::NotFound => (StatusCode::NOT_FOUND, "not_found"),
-        OpErrorClass::Conflict => (StatusCode::CONFLICT, "conflict"),
-        OpErrorClass::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-        OpErrorClass::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
-        OpErrorClass::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+    let status = match err.class() {
+        OpErrorClass::BadRequest => StatusCode::BAD_REQUEST,
+        OpErrorClass::Forbidden => StatusCode::FORBIDDEN,
+        OpErrorClass::NotFound => StatusCode::NOT_FOUND,
+        OpErrorClass::Conflict => StatusCode::CONFLICT,
+        OpErrorClass::Unavailable | OpErrorClass::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        OpErrorClass::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     };
+    let code = err.class().code();
     let mut response = error(status, code, &err.public_message(), err.field());
     if err.class() == OpErrorClass::Busy {
         response.headers_mut().insert(

@@ -1,0 +1,120 @@
+"""mnem: long-term memory for AI agents.
+
+``Memory`` runs the embedded store in this process (one SQLite file, the built-in
+embedding model, no server); ``Client`` talks to ``mnem serve`` over HTTP. Both have the
+same methods and answer the same typed objects::
+
+    from mnem import Memory
+    m = Memory("agent.db", team="t", profile="p")
+    m.remember("Ann moved to Lisbon in May", source_key="chat-1")
+    for result in m.recall("where does Ann live?").results:
+        print(result.context)
+
+Threading: a ``Memory`` may be shared by threads (each call releases the GIL while it
+runs; the store serialises writes). Calls block: from asyncio, run them in a thread
+(``await asyncio.to_thread(m.recall, "…")``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from typing import Any, Dict, Optional, Union
+
+from . import _native
+from ._api import _Operations
+from .errors import (
+    Busy,
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    MnemError,
+    NotFound,
+    Unavailable,
+    from_code,
+)
+from .types import Recalled, Result, WindowItem, Written
+
+__all__ = [
+    "Memory",
+    "Client",
+    "Recalled",
+    "Result",
+    "WindowItem",
+    "Written",
+    "MnemError",
+    "InvalidRequest",
+    "Forbidden",
+    "NotFound",
+    "Conflict",
+    "Busy",
+    "Unavailable",
+]
+
+
+class Memory(_Operations):
+    """The embedded store at ``path`` (created if missing; ``None``: the per-user default
+    store ``mnem`` itself uses), as ``profile`` of ``team``. ``embedder="none"`` recalls
+    by full text only and loads no model."""
+
+    def __init__(
+        self,
+        path: Union[str, "os.PathLike[str]", None] = None,
+        *,
+        team: str = "local",
+        profile: str = "default",
+        embedder: str = "builtin",
+    ) -> None:
+        try:
+            self._store = _native.Store(
+                None if path is None else os.fspath(path), team, profile, embedder
+            )
+        except _native.NativeError as err:
+            raise from_code(*err.args) from None
+
+    def _call(self, operation: str, payload: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return json.loads(self._store.call(operation, json.dumps(payload)))
+        except _native.NativeError as err:
+            raise from_code(*err.args) from None
+
+
+class Client(_Operations):
+    """``mnem serve`` at ``url`` (e.g. ``http://127.0.0.1:8080``) with API key ``key``."""
+
+    def __init__(self, url: str, key: str, *, timeout: float = 30.0) -> None:
+        self._url = url.rstrip("/")
+        self._key = key
+        self._timeout = timeout
+
+    def _call(self, operation: str, payload: Dict[str, Any]) -> Dict[str, Any]:
+        request = urllib.request.Request(
+            f"{self._url}/v1/{operation}",
+            data=json.dumps(payload).encode(),
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {self._key}",
+            },
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            raise _http_error(err) from None
+
+
+def _http_error(err: "urllib.error.HTTPError") -> MnemError:
+    """The exception an HTTP error body (``{"error": {"code", "message", "field"?}}``)
+    names; a body that is not one still raises, with the status."""
+    try:
+        body: Optional[Dict[str, Any]] = json.loads(err.read()).get("error")
+    except (ValueError, AttributeError):
+        body = None
+    if not body:
+        return MnemError(f"HTTP {err.code}: {err.reason}")
+    if err.code == 401:
+        return Forbidden(body.get("message", "unauthorised"), body.get("field"))
+    return from_code(body.get("code", ""), body.get("message", ""), body.get("field"))

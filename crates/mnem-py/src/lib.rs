@@ -1,0 +1,145 @@
+//! `mnem._native`: the embedded store in-process for Python. One class, [`Store`], opens
+//! a SQLite store as one team's profile and runs any operation by name on JSON text, the
+//! same inputs and answers as the HTTP API (`mnem_api::Operations::call`). The Python
+//! package `mnem` wraps it in typed methods, result classes and exception classes.
+//!
+//! Threading: every call releases the GIL while it runs, so Python threads may share one
+//! `Store`; the store serialises its own writes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mnem_api::{Operation, Operations};
+use mnem_core::{Actor, Principal};
+use mnem_embed::ProviderChoice;
+use mnem_service::{Memory, OWN_WRITE_EMBED_BUDGET};
+use mnem_sqlite::SqliteStore;
+use mnem_store::{GraphStore, SystemClock};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    _native,
+    NativeError,
+    PyException,
+    "An operation refused or failed: args are (code, message, field or None)."
+);
+
+/// One team's profile on an embedded store.
+#[pyclass(frozen)]
+struct Store {
+    ops: Operations<SqliteStore>,
+    actor: Actor,
+    runtime: tokio::runtime::Runtime,
+}
+
+#[pymethods]
+impl Store {
+    /// Opens (creating if need be) the store at `path` — the per-user default store when
+    /// `None` — as `profile` of `team`. `embedder` is `builtin` (the model inside) or
+    /// `none` (full-text recall only).
+    #[new]
+    #[pyo3(signature = (path, team, profile, embedder))]
+    fn new(
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        team: String,
+        profile: String,
+        embedder: String,
+    ) -> PyResult<Self> {
+        let choice = match embedder.as_str() {
+            "builtin" => ProviderChoice::Builtin,
+            "none" => ProviderChoice::None,
+            other => {
+                return Err(invalid(
+                    "embedder",
+                    format!("`{other}`: use `builtin` or `none`"),
+                ))
+            }
+        };
+        let path = match path {
+            Some(path) => path,
+            None => default_store().map_err(|reason| invalid("path", reason))?,
+        };
+        py.detach(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|err| internal(err.to_string()))?;
+            let embedder = mnem_embed::build(&choice).map_err(|err| internal(err.to_string()))?;
+            let (ops, actor) = runtime.block_on(async {
+                let store = SqliteStore::open(&path, Arc::new(SystemClock))
+                    .map_err(|err| invalid("path", format!("{}: {err}", path.display())))?;
+                let actor = store
+                    .open_profile(&team, &profile)
+                    .await
+                    .map_err(|err| invalid("team", err.to_string()))?;
+                let memory = Memory::open(store, embedder)
+                    .await
+                    .map_err(|err| internal(err.to_string()))?;
+                Ok::<_, PyErr>((Operations::new(Arc::new(memory)).via("python"), actor))
+            })?;
+            Ok(Store {
+                ops,
+                actor,
+                runtime,
+            })
+        })
+    }
+
+    /// Runs `operation` (`recall`, `remember`, `show`, …) on the JSON text `input`;
+    /// returns the answer as JSON text. After a write, what it wrote is embedded before
+    /// the call returns (bounded), so the next recall finds it by meaning too.
+    fn call(&self, py: Python<'_>, operation: &str, input: &str) -> PyResult<String> {
+        let input: serde_json::Value =
+            serde_json::from_str(input).map_err(|err| invalid("input", err.to_string()))?;
+        py.detach(|| {
+            self.runtime.block_on(async {
+                let caller = Principal::local(self.actor);
+                let answer = self
+                    .ops
+                    .call(&caller, operation, input)
+                    .await
+                    .map_err(|err| {
+                        PyErr::new::<NativeError, _>((
+                            err.class().code(),
+                            err.public_message(),
+                            err.field().map(str::to_string),
+                        ))
+                    })?;
+                if Operation::named(operation).is_some_and(|op| op.writes) {
+                    self.ops
+                        .memory()
+                        .embed_own_writes(&self.actor, OWN_WRITE_EMBED_BUDGET)
+                        .await
+                        .map_err(|err| internal(err.to_string()))?;
+                }
+                Ok(answer.to_string())
+            })
+        })
+    }
+}
+
+/// The per-user store `mnem` itself uses without `--db`.
+fn default_store() -> Result<PathBuf, String> {
+    let dir = dirs::data_dir()
+        .ok_or("no platform data directory; pass a path")?
+        .join("mnem");
+    std::fs::create_dir_all(&dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    Ok(dir.join("mnem.db"))
+}
+
+fn invalid(field: &str, reason: String) -> PyErr {
+    PyErr::new::<NativeError, _>(("invalid_request", reason, Some(field.to_string())))
+}
+
+fn internal(reason: String) -> PyErr {
+    PyErr::new::<NativeError, _>(("internal", reason, None::<String>))
+}
+
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Store>()?;
+    module.add("NativeError", module.py().get_type::<NativeError>())?;
+    Ok(())
+}
