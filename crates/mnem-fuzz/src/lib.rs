@@ -6,7 +6,7 @@
 //! its invariants hold; proptest shrinks any failure to a minimal input.
 //!
 //! `MNEM_FUZZ_CASES` sets the cases per target: the default is a few seconds' smoke run
-//! for CI; a long local run sets it high (see the README).
+//! for CI; a long local run sets it high (see docs/fuzzing.md).
 
 pub mod targets;
 
