@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `pip install mnem`: builds the wheel — the Python bindings (`from mnem import Memory`,
-# PyO3, abi3: any CPython >= 3.9) and the `mnem` binary, each with the built-in model
-# inside — with maturin from PyPI, into target/wheels/.
+# PyO3, abi3: any CPython >= 3.9) and the `mnem` command, which the same extension runs,
+# with the built-in model inside once — with maturin from PyPI, into target/wheels/.
 #
 #   scripts/wheel.sh           build it
 #   scripts/wheel.sh --check   build it, then install it into a fresh virtualenv with no
@@ -17,11 +17,6 @@ target="${CARGO_TARGET_DIR:-target}"
 . scripts/e2e_venv.sh
 e2e_venv "maturin==1.16.0" "mcp==2.3.0"
 rm -rf "$target/wheels"
-# The command rides in the wheel's data directory (installed beside the interpreter).
-cargo build --release -p mnem-cli >&2
-mkdir -p crates/mnem-py/wheel-data/scripts
-install -m 755 "$target/release/mnem" crates/mnem-py/wheel-data/scripts/mnem
-strip crates/mnem-py/wheel-data/scripts/mnem
 "$venv/bin/maturin" build --release --manifest-path crates/mnem-py/Cargo.toml \
     --out "$target/wheels" >&2
 wheel=$(ls "$target"/wheels/mnem-*.whl)

@@ -1,4 +1,5 @@
-//! `mnem._native`: the embedded store in-process for Python. One class, [`Store`], opens
+//! `mnem._native`: the embedded store in-process for Python, and the `mnem` command line
+//! ([`cli`], what the wheel's `mnem` command runs). One class, [`Store`], opens
 //! a SQLite store as one team's profile and runs any operation by name on JSON text, the
 //! same inputs and answers as the HTTP API (`mnem_api::Operations::call`). The Python
 //! package `mnem` wraps it in typed methods, result classes and exception classes.
@@ -137,9 +138,19 @@ fn internal(reason: String) -> PyErr {
     PyErr::new::<NativeError, _>(("internal", reason, None::<String>))
 }
 
+/// Runs the `mnem` command line `argv` (program name first) in this process and returns
+/// its exit status: the wheel's `mnem` command, so the wheel carries one copy of the
+/// program and its model. The GIL is released for the whole run (`mnem serve` and
+/// `mnem mcp` run until stopped).
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(move || mnem_cli::main_with(argv))
+}
+
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Store>()?;
+    module.add_function(wrap_pyfunction!(cli, module)?)?;
     module.add("NativeError", module.py().get_type::<NativeError>())?;
     Ok(())
 }

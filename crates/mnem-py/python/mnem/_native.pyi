@@ -1,4 +1,4 @@
-from typing import Optional
+from typing import List, Optional
 
 class NativeError(Exception):
     """args: (code, message, field or None)."""
@@ -8,3 +8,6 @@ class Store:
         self, path: Optional[str], team: str, profile: str, embedder: str
     ) -> None: ...
     def call(self, operation: str, input: str) -> str: ...
+
+def cli(argv: List[str]) -> int:
+    """Runs the `mnem` command line (program name first); returns the exit status."""
