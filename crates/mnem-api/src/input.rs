@@ -42,6 +42,8 @@ pub struct RecallInput {
     /// Drop results scoring below this (scores are in (0, 1]).
     pub min_score: Option<f64>,
     /// `relevance` (default) or `recent`.
+    // `default` tells schemars the field is optional: `schema_with` alone made it required.
+    #[serde(default)]
     #[schemars(schema_with = "order_words")]
     pub order: Option<String>,
     /// A scope path such as `acme/api` (the form `remember` takes too).
@@ -153,8 +155,9 @@ pub const MAX_HYPOTHESES_LISTED: usize = 100;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListHypothesesInput {
-    /// Only these statuses: `open`, `confirmed`, `rejected`, `stale` (default: all).
+    /// Only these statuses (default: all).
     #[serde(default)]
+    #[schemars(schema_with = "mnem_core::graph::request::vocabulary::hypothesis_statuses")]
     pub statuses: Vec<String>,
     /// At most this many, newest first (1-100, default 20).
     pub limit: Option<usize>,
@@ -194,6 +197,7 @@ pub struct GetHypothesisInput {
 pub struct ResolveHypothesisInput {
     pub hypothesis_id: HypothesisId,
     /// `confirm` (needs `proof`) or `reject`.
+    #[schemars(schema_with = "mnem_core::graph::request::vocabulary::hypothesis_decision")]
     pub decision: String,
     /// Why (1-1,000 characters).
     pub reason: String,
@@ -354,6 +358,11 @@ mod tests {
         for word in ORDER_WORDS {
             assert!(word.parse::<Order>().is_ok(), "{word}");
         }
+        assert_eq!(
+            recall.get("required"),
+            None,
+            "every recall field is optional, the listed ones included"
+        );
         let remember = serde_json::to_value(schemars::schema_for!(RememberRequest)).unwrap();
         let evidence = &remember["$defs"]["EvidenceInput"]["properties"];
         for (field, parse) in [
@@ -380,6 +389,23 @@ mod tests {
             let word = word.as_str().unwrap_or_default();
             assert!(mnem_core::graph::model::Polarity::parse("polarity", word).is_ok());
         }
+        let listed = serde_json::to_value(schemars::schema_for!(ListHypothesesInput)).unwrap();
+        let statuses = listed["properties"]["statuses"]["items"]["enum"]
+            .as_array()
+            .expect("statuses");
+        assert_eq!(statuses.len(), 4);
+        for word in statuses {
+            let input = ListHypothesesInput {
+                statuses: vec![word.as_str().unwrap_or_default().to_string()],
+                limit: None,
+            };
+            assert!(input.into_parts().is_ok(), "{word}");
+        }
+        let resolve = serde_json::to_value(schemars::schema_for!(ResolveHypothesisInput)).unwrap();
+        assert_eq!(
+            resolve["properties"]["decision"]["enum"],
+            serde_json::json!(mnem_core::graph::request::HYPOTHESIS_DECISIONS)
+        );
     }
 
     #[test]

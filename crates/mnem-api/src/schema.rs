@@ -7,6 +7,9 @@
 //! `anyOf` with a `{"type": "null"}` branch), which generators turn into a second,
 //! "nullable" type for a field that is simply optional. Both are rewritten here; a field
 //! left out means the same as before, and a `null` sent anyway is still read as absent.
+//! A `const` (the tag of a tagged union) becomes a one-word `enum`: the same constraint,
+//! which OpenAPI 3.0 generators read (openapi-python-client drops a union member whose
+//! property is a `const`).
 
 use serde_json::{Map, Value};
 
@@ -23,6 +26,7 @@ pub fn make_portable(schema: &mut Value) {
         Value::Object(object) => {
             drop_rust_format(object);
             drop_null_member(object);
+            const_as_enum(object);
             for value in object.values_mut() {
                 make_portable(value);
             }
@@ -39,6 +43,12 @@ fn drop_rust_format(object: &mut Map<String, Value>) {
         .is_some_and(|format| RUST_NUMBER_FORMATS.contains(&format))
     {
         object.remove("format");
+    }
+}
+
+fn const_as_enum(object: &mut Map<String, Value>) {
+    if let Some(value) = object.remove("const") {
+        object.insert("enum".into(), Value::Array(vec![value]));
     }
 }
 
@@ -88,6 +98,7 @@ pub fn has_unportable(schema: &Value) -> bool {
             };
             format.is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f))
                 || nullable
+                || object.contains_key("const")
                 || object.values().any(has_unportable)
         }
         Value::Array(items) => items.iter().any(has_unportable),
@@ -110,7 +121,8 @@ mod tests {
                 "id": {"type": "string", "format": "uuid"},
                 "order": {"description": "how", "anyOf": [{"$ref": "#/$defs/Order"}, {"type": "null"}]},
                 "object": {"oneOf": [{"type": "string"}, {"type": "object"}]},
-                "since": {"type": ["string", "null"], "default": null}
+                "since": {"type": ["string", "null"], "default": null},
+                "tag": {"type": "string", "const": "entity"}
             }
         });
         assert!(has_unportable(&schema));
@@ -130,5 +142,6 @@ mod tests {
             "real unions stay"
         );
         assert_eq!(p["since"], json!({"type": "string"}));
+        assert_eq!(p["tag"], json!({"type": "string", "enum": ["entity"]}));
     }
 }

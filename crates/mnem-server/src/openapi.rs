@@ -50,6 +50,17 @@ fn path_item(op: &Operation, request: Value) -> Value {
     }
     responses.insert("404".into(), error_response("Not found in this team"));
     responses.insert("413".into(), error_response("Request body too large"));
+    // The JSON body's own rejections (the streamed import reads lines, not one body).
+    if op.name != "import" {
+        responses.insert(
+            "415".into(),
+            error_response("The body is not sent as `application/json`"),
+        );
+        responses.insert(
+            "422".into(),
+            error_response("The JSON does not fit the input schema; `field` names the input"),
+        );
+    }
     responses.insert(
         "429".into(),
         json!({"description": "Rate limited; retry after `Retry-After` seconds",
@@ -79,6 +90,61 @@ fn path_item(op: &Operation, request: Value) -> Value {
         ]);
     }
     json!({ "post": post })
+}
+
+/// Moves each union (`oneOf`/`anyOf`) written inline as a property of a component — as a
+/// flattened Rust enum is — into a component of its own, `<Component><Property>`, and
+/// refers to it. The same schema; code generators that read a union only as a named
+/// schema (openapi-python-client drops an inline union nested in another) see one.
+fn hoist_inline_unions(schemas: &mut Map<String, Value>) {
+    let mut pending: Vec<String> = schemas.keys().cloned().collect();
+    while let Some(name) = pending.pop() {
+        let mut hoisted = Vec::new();
+        if let Some(schema) = schemas.get_mut(&name) {
+            hoist_from(schema, &name, &mut hoisted);
+        }
+        for (component, schema) in hoisted {
+            pending.push(component.clone());
+            schemas.insert(component, schema);
+        }
+    }
+}
+
+/// Hoists the inline unions among `schema`'s properties, here and in its own union
+/// members, naming each after `owner`.
+fn hoist_from(schema: &mut Value, owner: &str, hoisted: &mut Vec<(String, Value)>) {
+    let is_union = |v: &Value| v.get("oneOf").is_some() || v.get("anyOf").is_some();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for (property, value) in properties.iter_mut() {
+            if is_union(value) {
+                let component = format!("{owner}{}", camel(property));
+                let inline = std::mem::replace(
+                    value,
+                    json!({"$ref": format!("#/components/schemas/{component}")}),
+                );
+                hoisted.push((component, inline));
+            }
+        }
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(Value::Array(members)) = schema.get_mut(key) {
+            for (i, member) in members.iter_mut().enumerate() {
+                hoist_from(member, &format!("{owner}{i}"), hoisted);
+            }
+        }
+    }
+}
+
+/// `source_type` → `SourceType`.
+fn camel(name: &str) -> String {
+    name.split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect()
+            })
+        })
+        .collect()
 }
 
 /// The whole document.
@@ -121,6 +187,7 @@ pub fn document() -> Value {
     for schema in schemas.values_mut() {
         mnem_api::schema::make_portable(schema);
     }
+    hoist_inline_unions(&mut schemas);
     for item in paths.values_mut() {
         mnem_api::schema::make_portable(item);
     }
@@ -151,6 +218,51 @@ pub fn document() -> Value {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn no_union_is_left_inline_as_a_property_and_every_reference_resolves() {
+        let doc = super::document();
+        let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+        fn walk(v: &serde_json::Value, in_properties: bool, found: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(o) => {
+                    if in_properties && (o.contains_key("oneOf") || o.contains_key("anyOf")) {
+                        found.push(format!("inline union {v}"));
+                    }
+                    if let Some(serde_json::Value::String(r)) = o.get("$ref") {
+                        found.push(r.clone());
+                    }
+                    for (k, child) in o {
+                        if k == "properties" {
+                            for p in child.as_object().into_iter().flat_map(|p| p.values()) {
+                                walk(p, true, found);
+                            }
+                        } else {
+                            walk(child, false, found);
+                        }
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|c| walk(c, false, found)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        walk(&doc, false, &mut found);
+        assert!(
+            found.iter().all(|f| !f.starts_with("inline union")),
+            "{found:?}"
+        );
+        for reference in found {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            assert!(schemas.contains_key(name), "{reference} does not resolve");
+        }
+        // The typed literal of a relationship's object, once inline in a union member.
+        assert!(
+            schemas.contains_key("ObjectInput1Value"),
+            "{:?}",
+            schemas.keys()
+        );
+    }
+
+    #[test]
     fn every_operation_is_documented_with_its_request_and_key_scope() {
         let doc = super::document();
         let paths = doc["paths"].as_object().expect("paths");
@@ -169,6 +281,21 @@ mod tests {
                 "{}",
                 op.name
             );
+            for status in ["400", "401", "404", "413", "429"] {
+                assert!(
+                    post["responses"].get(status).is_some(),
+                    "{} {status}",
+                    op.name
+                );
+            }
+            for status in ["415", "422"] {
+                let json_body = op.name != "import";
+                assert_eq!(
+                    post["responses"].get(status).is_some(),
+                    json_body,
+                    "{status}"
+                );
+            }
             let summary = post["summary"].as_str().expect("summary");
             if let Some(tool) = op.tool {
                 assert!(summary.ends_with(&format!("(MCP: {tool})")), "{summary}");

@@ -311,6 +311,23 @@ async fn no_argument_can_name_a_team() {
 }
 
 #[tokio::test]
+async fn a_body_not_sent_as_json_is_refused_with_415_in_the_error_shape() {
+    let s = server().await;
+    let request = Request::post("/v1/recall")
+        .header(header::CONTENT_TYPE, "text/plain")
+        .header(header::AUTHORIZATION, format!("Bearer {}", s.b_write))
+        .body(Body::from(json!({"query": "x"}).to_string()))
+        .unwrap();
+    let reply = send(&s.router, request).await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(
+        reply.body["error"]["code"], "invalid_json",
+        "{}",
+        reply.text
+    );
+}
+
+#[tokio::test]
 async fn read_only_keys_cannot_write() {
     let s = server().await;
     let reply = post(&s.router, "/v1/remember", Some(&s.a_read), note("x")).await;

@@ -155,6 +155,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         caller: &Principal,
         input: ResolveHypothesisInput,
     ) -> Result<Value, OpError> {
+        // The words are `HYPOTHESIS_DECISIONS`, which the input schema lists.
         let decision = match (input.decision.trim(), input.proof) {
             ("confirm", Some(proof)) => HypothesisDecision::Confirm {
                 reason: input.reason,

@@ -820,6 +820,9 @@ mod tests {
     }
 }
 
+/// The decisions `resolve_hypothesis` takes: `confirm` (with a proof) or `reject`.
+pub const HYPOTHESIS_DECISIONS: [&str; 2] = ["confirm", "reject"];
+
 /// The closed vocabularies of request fields written as plain strings, as JSON Schema
 /// `enum`s built from the types that parse them, so a generated client offers exactly the
 /// words the server accepts.
@@ -827,7 +830,9 @@ mod tests {
 pub mod vocabulary {
     use schemars::{json_schema, Schema, SchemaGenerator};
 
+    use super::HYPOTHESIS_DECISIONS;
     use crate::graph::model::Polarity;
+    use crate::graph::HypothesisStatus;
     use crate::{Authority, SourceType, Space};
 
     fn words(words: Vec<&'static str>) -> Schema {
@@ -844,6 +849,17 @@ pub mod vocabulary {
 
     pub fn space(_: &mut SchemaGenerator) -> Schema {
         words(Space::ALL.iter().map(|w| w.as_str()).collect())
+    }
+
+    /// A hypothesis's statuses, as a list filter.
+    pub fn hypothesis_statuses(_: &mut SchemaGenerator) -> Schema {
+        let statuses: Vec<&str> = HypothesisStatus::ALL.iter().map(|s| s.as_str()).collect();
+        json_schema!({"type": "array", "items": {"type": "string", "enum": statuses}})
+    }
+
+    /// What `resolve_hypothesis` decides.
+    pub fn hypothesis_decision(_: &mut SchemaGenerator) -> Schema {
+        words(HYPOTHESIS_DECISIONS.to_vec())
     }
 
     /// Both spellings `Polarity::parse` reads.
