@@ -96,3 +96,25 @@ def test_an_unknown_embedder_is_refused_before_anything_is_opened(tmp_path):
         Memory(tmp_path / "x.db", embedder="gpt")
     assert caught.value.field == "embedder"
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_pack_exported_by_one_team_is_imported_by_another_and_recalled(tmp_path):
+    path = tmp_path / "packs.db"
+    source = Memory(path, team="source", embedder="none")
+    source.remember("The on-call rotation changes every Monday", source_key="ops")
+    exported = source.export()
+    assert exported["counts"]["evidence"] == 1
+    target = Memory(path, team="target", embedder="none")
+    assert target.recall("on-call rotation").results == []
+    report = target.import_pack(exported["pack"])
+    assert report["evidence_added"] == 1
+    recalled = target.recall("on-call rotation").results
+    assert [r.context for r in recalled] == ["The on-call rotation changes every Monday"]
+    assert target.import_pack(exported["pack"])["evidence_present"] == 1, "a second import adds nothing"
+
+
+def test_a_damaged_pack_is_refused_and_nothing_is_written(memory):
+    memory.remember("The only item before the import")
+    with pytest.raises(mnem.InvalidRequest):
+        memory.import_pack('{"not": "a pack"}')
+    assert memory.export()["counts"]["evidence"] == 1

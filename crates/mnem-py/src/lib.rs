@@ -10,12 +10,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use mnem_api::{Operation, Operations};
+use mnem_api::{OpError, Operation, Operations};
 use mnem_core::{Actor, Principal};
 use mnem_embed::ProviderChoice;
 use mnem_service::{Memory, OWN_WRITE_EMBED_BUDGET};
 use mnem_sqlite::SqliteStore;
-use mnem_store::{GraphStore, SystemClock};
+use mnem_store::{GraphStore, ImportMode, SystemClock};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
@@ -101,24 +101,59 @@ impl Store {
                     .ops
                     .call(&caller, operation, input)
                     .await
-                    .map_err(|err| {
-                        PyErr::new::<NativeError, _>((
-                            err.class().code(),
-                            err.public_message(),
-                            err.field().map(str::to_string),
-                        ))
-                    })?;
+                    .map_err(refused)?;
                 if Operation::named(operation).is_some_and(|op| op.writes) {
-                    self.ops
-                        .memory()
-                        .embed_own_writes(&self.actor, OWN_WRITE_EMBED_BUDGET)
-                        .await
-                        .map_err(|err| internal(err.to_string()))?;
+                    self.embed_own_writes().await?;
                 }
                 Ok(answer.to_string())
             })
         })
     }
+
+    /// Imports a memory pack (the text `export` answers under `pack`) into this team:
+    /// `trusted` keeps tiers and statuses as exported, otherwise claims arrive for review.
+    /// Returns the import's report as JSON text.
+    fn import_pack(&self, py: Python<'_>, pack: &str, trusted: bool) -> PyResult<String> {
+        let mode = if trusted {
+            ImportMode::Trusted
+        } else {
+            ImportMode::Review
+        };
+        py.detach(|| {
+            self.runtime.block_on(async {
+                let report = self
+                    .ops
+                    .memory()
+                    .import_pack(&self.actor, pack, mode)
+                    .await
+                    .map_err(|err| refused(OpError::from(err)))?;
+                self.embed_own_writes().await?;
+                serde_json::to_string(&report).map_err(|err| internal(err.to_string()))
+            })
+        })
+    }
+}
+
+impl Store {
+    /// Embeds what this profile just wrote (bounded), so the next recall finds it by
+    /// meaning too.
+    async fn embed_own_writes(&self) -> PyResult<()> {
+        self.ops
+            .memory()
+            .embed_own_writes(&self.actor, OWN_WRITE_EMBED_BUDGET)
+            .await
+            .map(|_| ())
+            .map_err(|err| internal(err.to_string()))
+    }
+}
+
+/// An operation's refusal as the exception the Python package maps to its classes.
+fn refused(err: OpError) -> PyErr {
+    PyErr::new::<NativeError, _>((
+        err.class().code(),
+        err.public_message(),
+        err.field().map(str::to_string),
+    ))
 }
 
 /// The per-user store `mnem` itself uses without `--db`.

@@ -80,6 +80,16 @@ class Memory(_Operations):
         except _native.NativeError as err:
             raise from_code(*err.args) from None
 
+    def import_pack(self, pack: str, *, trusted: bool = False) -> Dict[str, Any]:
+        """Imports a memory pack (``export()["pack"]``, or a file ``mnem export`` wrote)
+        into this team and returns what it wrote and found. ``trusted`` keeps tiers and
+        statuses as exported; by default claims arrive for review. (In-process only: the
+        HTTP API has no pack import.)"""
+        try:
+            return json.loads(self._store.import_pack(pack, trusted))
+        except _native.NativeError as err:
+            raise from_code(*err.args) from None
+
 
 class Client(_Operations):
     """``mnem serve`` at ``url`` (e.g. ``http://127.0.0.1:8080``) with API key ``key``."""
