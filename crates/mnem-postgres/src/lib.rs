@@ -240,19 +240,19 @@ pub(crate) async fn begin<'c>(
         .await
         .db()?;
     if let Some(team) = team {
-        set_team(&tx, team).await?;
+        // Every recall opens several transactions: a statement the connection prepared
+        // once saves the parse round trip a bare text costs each time.
+        prepared::execute(&tx, SET_TEAM, &[&team.0.to_string()]).await?;
     }
     Ok(tx)
 }
 
+/// Names a transaction's team for the row-level policies.
+const SET_TEAM: &str = "SELECT set_config('mnem.team_id', $1, true)";
+
 /// Names the transaction's team for the row-level policies.
 pub(crate) async fn set_team(tx: &Transaction<'_>, team: TeamId) -> Result<()> {
-    tx.execute(
-        "SELECT set_config('mnem.team_id', $1, true)",
-        &[&team.0.to_string()],
-    )
-    .await
-    .db()?;
+    tx.execute(SET_TEAM, &[&team.0.to_string()]).await.db()?;
     Ok(())
 }
 
