@@ -74,3 +74,17 @@ def test_the_servers_errors_raise_the_same_classes(served):
         client.show("01a24800-0000-7000-8000-000000000000")
     with pytest.raises(mnem.Forbidden):
         mnem.Client(url, "mnem_nothere_wrong").recall("anything")
+
+
+def test_the_async_client_remembers_and_recalls(served):
+    import asyncio
+
+    url, key = served
+
+    async def scenario():
+        client = mnem.AsyncClient(url, key)
+        written = await client.remember("The retro board is in the wiki")
+        recalled = await client.recall("where is the retro board")
+        assert [r.evidence_id for r in recalled.results] == [written.evidence_id]
+
+    asyncio.run(scenario())

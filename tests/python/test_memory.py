@@ -118,3 +118,17 @@ def test_a_damaged_pack_is_refused_and_nothing_is_written(memory):
     with pytest.raises(mnem.InvalidRequest):
         memory.import_pack('{"not": "a pack"}')
     assert memory.export()["counts"]["evidence"] == 1
+
+
+def test_the_async_memory_answers_concurrent_coroutines(tmp_path):
+    import asyncio
+
+    async def scenario():
+        m = mnem.AsyncMemory(tmp_path / "async.db", team="t", embedder="none")
+        written = await m.remember("The incident review is on Thursday")
+        answers = await asyncio.gather(*(m.recall("incident review") for _ in range(6)))
+        assert all([r.evidence_id for r in a.results] == [written.evidence_id] for a in answers)
+        with pytest.raises(mnem.InvalidRequest):
+            await m.recall("x", limt=1)
+
+    asyncio.run(scenario())

@@ -11,12 +11,13 @@ same methods and answer the same typed objects::
         print(result.context)
 
 Threading: a ``Memory`` may be shared by threads (each call releases the GIL while it
-runs; the store serialises writes). Calls block: from asyncio, run them in a thread
-(``await asyncio.to_thread(m.recall, "…")``).
+runs; the store serialises writes). Its calls block; from asyncio use ``AsyncMemory`` or
+``AsyncClient``, the same methods as coroutines, each run in a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import urllib.error
@@ -25,6 +26,7 @@ from typing import Any, Dict, Optional, Union
 
 from . import _native
 from ._api import _Operations
+from ._async import _AsyncOperations
 from .errors import (
     Busy,
     Conflict,
@@ -40,6 +42,8 @@ from .types import Recalled, Result, WindowItem, Written
 __all__ = [
     "Memory",
     "Client",
+    "AsyncMemory",
+    "AsyncClient",
     "Recalled",
     "Result",
     "WindowItem",
@@ -128,3 +132,20 @@ def _http_error(err: "urllib.error.HTTPError") -> MnemError:
     if err.code == 401:
         return Forbidden(body.get("message", "unauthorised"), body.get("field"))
     return from_code(body.get("code", ""), body.get("message", ""), body.get("field"))
+
+
+class AsyncMemory(_AsyncOperations):
+    """``Memory`` for asyncio: the same arguments, the same methods as coroutines."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(Memory(*args, **kwargs))
+
+    async def import_pack(self, pack: str, *, trusted: bool = False) -> Dict[str, Any]:
+        return await asyncio.to_thread(self._sync.import_pack, pack, trusted=trusted)
+
+
+class AsyncClient(_AsyncOperations):
+    """``Client`` for asyncio: the same arguments, the same methods as coroutines."""
+
+    def __init__(self, url: str, key: str, *, timeout: float = 30.0) -> None:
+        super().__init__(Client(url, key, timeout=timeout))
