@@ -64,6 +64,24 @@ def test_the_client_remembers_and_recalls_through_the_server(served):
     assert recalled.results[0].context == "The staging database lives in Frankfurt"
 
 
+def test_the_client_imports_a_chat_through_the_streamed_import(served):
+    url, key = served
+    client = mnem.Client(url, key)
+    report = client.import_chat(
+        [
+            {"role": "user", "content": "Which region hosts staging?"},
+            {"role": "assistant", "content": "Staging runs in eu-central."},
+        ]
+    )
+    assert report["stored"] == 2
+    result = client.recall("staging region", window=1).results[0]
+    assert result.context == "assistant: Staging runs in eu-central."
+    assert [i.context for i in result.before] == ["user: Which region hosts staging?"]
+    with pytest.raises(mnem.InvalidRequest) as caught:
+        client.import_chat([{"role": "user", "content": "x"}], scope="a/b")
+    assert caught.value.field == "scope"
+
+
 def test_the_servers_errors_raise_the_same_classes(served):
     url, key = served
     client = mnem.Client(url, key)

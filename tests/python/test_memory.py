@@ -24,21 +24,29 @@ def test_a_remembered_note_is_recalled_by_meaning_with_the_built_in_model(tmp_pa
     assert recalled.results[0].context == "Ann relocated to Lisbon in May for a design job"
 
 
+CHAT = [
+    {"role": "user", "content": "Where should I move?"},
+    {"role": "assistant", "content": "Lisbon has good light for painters."},
+    {"role": "system", "content": ""},
+    {"role": "user", "content": "Then I will book a flat there."},
+]
+
+
 def test_a_chat_is_stored_as_turns_and_a_match_comes_with_its_neighbours(memory):
-    written = memory.import_chat(
-        [
-            {"role": "user", "content": "Where should I move?"},
-            {"role": "assistant", "content": "Lisbon has good light for painters."},
-            {"role": "system", "content": ""},
-            {"role": "user", "content": "Then I will book a flat there."},
-        ],
-        source_key="chat-1",
-    )
-    assert len(written) == 3, "the empty message is skipped"
+    report = memory.import_chat(CHAT, session="chat-1")
+    assert report["stored"] == 3
+    assert [p["reason"] for p in report["failed"]] == ["message 3: empty `content`"]
     result = memory.recall("painters light", window=1).results[0]
     assert result.context == "assistant: Lisbon has good light for painters."
     assert [i.context for i in result.before] == ["user: Where should I move?"]
     assert [i.context for i in result.after] == ["user: Then I will book a flat there."]
+
+
+def test_the_same_chat_imported_again_from_the_same_start_writes_nothing(memory):
+    start = "2026-03-01T10:00:00Z"
+    assert memory.import_chat(CHAT, session="chat-1", start=start)["stored"] == 3
+    again = memory.import_chat(CHAT, session="chat-1", start=start)
+    assert (again["stored"], again["already_stored"]) == (0, 3)
 
 
 def test_show_returns_the_whole_text_and_retract_takes_it_out_of_recall(memory):
@@ -132,3 +140,9 @@ def test_the_async_memory_answers_concurrent_coroutines(tmp_path):
             await m.recall("x", limt=1)
 
     asyncio.run(scenario())
+
+
+def test_a_store_in_a_folder_that_does_not_exist_yet_is_made_with_its_folder(tmp_path):
+    path = tmp_path / "new" / "folder" / "agent.db"
+    Memory(path, embedder="none").remember("A note in a new folder")
+    assert path.exists()

@@ -826,21 +826,27 @@ fn store_location(cli: &Cli) -> Result<String, Failure> {
 }
 
 fn store_path(db: Option<PathBuf>) -> Result<PathBuf, Failure> {
+    embedded_store_path(db).map_err(Failure::Runtime)
+}
+
+/// Where an embedded store lives: `db` with its folder made if need be, or, without one,
+/// the per-user default store (`mnem.db` in the platform data directory). The CLI and
+/// the Python bindings open the same file for the same arguments.
+pub fn embedded_store_path(db: Option<PathBuf>) -> Result<PathBuf, String> {
     if let Some(path) = db {
         // A new store in a new folder (`--db ~/memory/agent.db`) is made with its folder,
         // as the default path's is, rather than failing to open the file.
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|err| {
-                Failure::Runtime(format!("cannot create {}: {err}", parent.display()))
-            })?;
+            std::fs::create_dir_all(parent)
+                .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
         }
         return Ok(path);
     }
     let dir = dirs::data_dir()
-        .ok_or_else(|| Failure::Runtime("no platform data directory; pass --db PATH".into()))?
+        .ok_or("no platform data directory; pass --db PATH")?
         .join("mnem");
     std::fs::create_dir_all(&dir)
-        .map_err(|err| Failure::Runtime(format!("cannot create {}: {err}", dir.display())))?;
+        .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
     Ok(dir.join("mnem.db"))
 }
 

@@ -11,9 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mnem_api::{OpError, Operation, Operations};
-use mnem_core::{Actor, Principal};
+use mnem_core::import::{read_chat, ChatSource};
+use mnem_core::{Actor, Principal, Scope, Timestamp};
 use mnem_embed::ProviderChoice;
-use mnem_service::{Memory, OWN_WRITE_EMBED_BUDGET};
+use mnem_service::{ImportReport, Memory, IMPORT_BATCH, OWN_WRITE_EMBED_BUDGET};
 use mnem_sqlite::SqliteStore;
 use mnem_store::{GraphStore, ImportMode, SystemClock};
 use pyo3::exceptions::PyException;
@@ -58,10 +59,7 @@ impl Store {
                 ))
             }
         };
-        let path = match path {
-            Some(path) => path,
-            None => default_store().map_err(|reason| invalid("path", reason))?,
-        };
+        let path = mnem_cli::embedded_store_path(path).map_err(|reason| invalid("path", reason))?;
         py.detach(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -110,6 +108,59 @@ impl Store {
         })
     }
 
+    /// Imports a chat transcript (`mnem import --format chat`'s formats, e.g. one object
+    /// `{"session": …, "messages": [{"role": …, "content": …}, …]}`) through the same
+    /// reader and batched writer as that command: one turn per message, `role: content`,
+    /// grouped by session, untimed turns a second apart from `start` (RFC 3339; default
+    /// now). `scope` places every turn. Returns the import's report as JSON text; a
+    /// message that could not be read is listed there under `failed`, the rest are kept.
+    #[pyo3(signature = (transcript, scope=None, start=None))]
+    fn import_chat(
+        &self,
+        py: Python<'_>,
+        transcript: &str,
+        scope: Option<&str>,
+        start: Option<&str>,
+    ) -> PyResult<String> {
+        let scope = scope
+            .map(Scope::parse)
+            .transpose()
+            .map_err(|err| invalid("scope", err.reason))?;
+        let start = match start {
+            Some(text) => {
+                Timestamp::parse("start", text).map_err(|err| invalid("start", err.reason))?
+            }
+            None => self.ops.now(),
+        };
+        let source = ChatSource {
+            file: "python".into(),
+            default_session: "python".into(),
+            start,
+        };
+        let read = read_chat(transcript, &source);
+        let mut items = read.items;
+        if let Some(scope) = scope {
+            items
+                .iter_mut()
+                .for_each(|item| item.evidence.scope = scope.clone());
+        }
+        let mut report = ImportReport {
+            failed: read.problems,
+            ..ImportReport::default()
+        };
+        py.detach(|| {
+            self.runtime.block_on(async {
+                self.ops
+                    .memory()
+                    .import_items(&self.actor, items, IMPORT_BATCH, &mut report, &|_| {})
+                    .await
+                    .map_err(|err| refused(OpError::from(err)))?;
+                self.embed_own_writes().await?;
+                serde_json::to_string(&report).map_err(|err| internal(err.to_string()))
+            })
+        })
+    }
+
     /// Imports a memory pack (the text `export` answers under `pack`) into this team:
     /// `trusted` keeps tiers and statuses as exported, otherwise claims arrive for review.
     /// Returns the import's report as JSON text.
@@ -154,15 +205,6 @@ fn refused(err: OpError) -> PyErr {
         err.public_message(),
         err.field().map(str::to_string),
     ))
-}
-
-/// The per-user store `mnem` itself uses without `--db`.
-fn default_store() -> Result<PathBuf, String> {
-    let dir = dirs::data_dir()
-        .ok_or("no platform data directory; pass a path")?
-        .join("mnem");
-    std::fs::create_dir_all(&dir).map_err(|err| format!("{}: {err}", dir.display()))?;
-    Ok(dir.join("mnem.db"))
 }
 
 fn invalid(field: &str, reason: String) -> PyErr {

@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Dict, Optional, Union
 
@@ -84,6 +85,14 @@ class Memory(_Operations):
         except _native.NativeError as err:
             raise from_code(*err.args) from None
 
+    def _import_chat(
+        self, transcript: str, *, start: Optional[str], scope: Optional[str]
+    ) -> Dict[str, Any]:
+        try:
+            return json.loads(self._store.import_chat(transcript, scope, start))
+        except _native.NativeError as err:
+            raise from_code(*err.args) from None
+
     def import_pack(self, pack: str, *, trusted: bool = False) -> Dict[str, Any]:
         """Imports a memory pack (``export()["pack"]``, or a file ``mnem export`` wrote)
         into this team and returns what it wrote and found. ``trusted`` keeps tiers and
@@ -104,11 +113,22 @@ class Client(_Operations):
         self._timeout = timeout
 
     def _call(self, operation: str, payload: Dict[str, Any]) -> Dict[str, Any]:
+        return self._post(f"/v1/{operation}", json.dumps(payload), "application/json")
+
+    def _import_chat(
+        self, transcript: str, *, start: Optional[str], scope: Optional[str]
+    ) -> Dict[str, Any]:
+        if scope is not None:
+            raise InvalidRequest("the HTTP import places turns team-wide: no scope", "scope")
+        query = f"?{urllib.parse.urlencode({'start': start})}" if start else ""
+        return self._post(f"/v1/import{query}", transcript, "application/x-ndjson")
+
+    def _post(self, path: str, body: str, content_type: str) -> Dict[str, Any]:
         request = urllib.request.Request(
-            f"{self._url}/v1/{operation}",
-            data=json.dumps(payload).encode(),
+            f"{self._url}{path}",
+            data=body.encode(),
             headers={
-                "Content-Type": "application/json",
+                "Content-Type": content_type,
                 "Authorization": f"Bearer {self._key}",
             },
             method="POST",

@@ -3,15 +3,11 @@ JSON object: in-process (``Memory``) or over HTTP (``Client``)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+import json
+import uuid
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from .types import Recalled, Written
-
-
-def _stamp(moment: datetime) -> str:
-    """RFC 3339 in UTC, as the API reads it."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _pruned(fields: Mapping[str, Any]) -> Dict[str, Any]:
@@ -64,33 +60,25 @@ class _Operations:
         self,
         messages: Iterable[Mapping[str, Any]],
         *,
-        source_key: Optional[str] = None,
+        session: Optional[str] = None,
+        start: Optional[str] = None,
         scope: Optional[str] = None,
-    ) -> List[Written]:
-        """Stores an OpenAI-style message list (``{"role": …, "content": …}``) as
-        conversation turns ``"role: content"``, in order, grouped under ``source_key`` so
-        recall shows a turn with its neighbours. Messages without text are skipped.
-        Turns are stamped a microsecond apart from now, so their order is the list's."""
-        start = datetime.now(timezone.utc)
-        turns = []
-        for message in messages:
-            content = message.get("content")
-            if not isinstance(content, str) or not content.strip():
-                continue
-            speaker = message.get("name") or message.get("role") or "unknown"
-            turns.append(
-                _pruned(
-                    dict(
-                        content=f"{speaker}: {content}",
-                        kind="turn",
-                        source_type="conversation",
-                        source_key=source_key,
-                        scope=scope,
-                        observed_at=_stamp(start + timedelta(microseconds=len(turns))),
-                    )
-                )
-            )
-        return self.remember_many(turns) if turns else []
+    ) -> Dict[str, Any]:
+        """Stores an OpenAI-style message list (``{"role": …, "content": …}``) through the
+        reader ``mnem import --format chat`` uses: one turn per message, ``"role: content"``
+        (``name`` wins over ``role``), grouped under ``session`` — by default a new one per
+        call, so recall shows a turn with its neighbours from this chat only — and untimed
+        turns a second apart from ``start`` (RFC 3339; default now). ``scope`` places the
+        turns (in-process only). Returns the import's report: ``stored``,
+        ``already_stored``, ``failed`` (each message that could not be read, with why) and
+        the rest."""
+        record = {"session": session or uuid.uuid4().hex, "messages": list(messages)}
+        return self._import_chat(json.dumps(record), start=start, scope=scope)
+
+    def _import_chat(
+        self, transcript: str, *, start: Optional[str], scope: Optional[str]
+    ) -> Dict[str, Any]:
+        raise NotImplementedError
 
     def recall(
         self,

@@ -22,7 +22,7 @@ class _AsyncOperations:
 
     async def import_chat(
         self, messages: Iterable[Mapping[str, Any]], **fields: Any
-    ) -> List[Written]:
+    ) -> Dict[str, Any]:
         return await asyncio.to_thread(self._sync.import_chat, list(messages), **fields)
 
     async def recall(self, query: str, **fields: Any) -> Recalled:
