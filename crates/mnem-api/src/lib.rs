@@ -17,4 +17,6 @@ pub use input::{
     StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
 };
 pub use names::{Operation, OPERATIONS};
-pub use ops::{OpError, OpErrorClass, Operations, RecallObserver, Retraction, NOT_CALLABLE};
+pub use ops::{
+    rejected_field, OpError, OpErrorClass, Operations, RecallObserver, Retraction, NOT_CALLABLE,
+};

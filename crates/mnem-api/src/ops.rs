@@ -20,7 +20,7 @@ use tokio::sync::Notify;
 mod call;
 mod json;
 
-pub use call::NOT_CALLABLE;
+pub use call::{rejected_field, NOT_CALLABLE};
 
 /// Why an operation failed, in classes a transport maps to its own codes (HTTP status,
 /// MCP tool error). `public_message` is safe to show; internals go to the log only.

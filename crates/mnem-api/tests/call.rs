@@ -63,3 +63,18 @@ async fn an_unknown_field_is_refused_and_named() {
     assert_eq!(err.class(), OpErrorClass::BadRequest);
     assert_eq!(err.field(), Some("limt"));
 }
+
+#[tokio::test]
+async fn a_bad_value_deep_in_the_input_is_named_by_its_path() {
+    let (ops, caller) = operations().await;
+    let err = ops
+        .call(
+            &caller,
+            "remember",
+            json!({"evidence": [{"content": "x", "observed_at": 1}]}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.class(), OpErrorClass::BadRequest);
+    assert_eq!(err.field(), Some("evidence[0].observed_at"));
+}

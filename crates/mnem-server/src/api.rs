@@ -75,33 +75,16 @@ fn rejected(rejection: JsonRejection) -> Response {
         "invalid_json"
     };
     let text = rejection.body_text();
-    error(status, code, &text, rejected_field(&text).as_deref())
-}
-
-/// The input a body rejection is about, as its own `field` (not only inside the
-/// message): axum puts the path to the offending value (an unknown key included) before
-/// the message ("evidence[0].observed_at: …"); a missing field has no path and is named
-/// by serde ("missing field `query`").
-fn rejected_field(text: &str) -> Option<String> {
-    let detail = text.split_once("target type: ").map_or(text, |(_, d)| d);
-    let (path, message) = match detail.split_once(": ") {
-        Some((path, message)) if !path.contains(' ') => (path.trim_matches('.'), message),
-        _ => ("", detail),
-    };
-    let named = ["unknown field `", "missing field `"]
-        .iter()
-        .find_map(|marker| message.split_once(marker))
-        .and_then(|(_, rest)| rest.split_once('`'))
-        .map(|(name, _)| name);
-    match (path, named) {
-        ("", named) => named.map(str::to_string),
-        (path, _) => Some(path.to_string()),
-    }
+    error(
+        status,
+        code,
+        &text,
+        mnem_api::rejected_field(&text).as_deref(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::rejected_field;
 
     #[test]
     fn a_busy_store_is_a_retryable_503_with_retry_after() {
@@ -121,33 +104,6 @@ mod tests {
     fn every_operation_is_routed_once() {
         let names: Vec<&str> = mnem_api::OPERATIONS.iter().map(|op| op.name).collect();
         assert_eq!(super::ROUTED, names.as_slice());
-    }
-
-    #[test]
-    fn a_rejection_names_its_field() {
-        let prefix = "Failed to deserialize the JSON body into the target type: ";
-        for (text, want) in [
-            (
-                "unknown field `team`, expected one of `query`",
-                Some("team"),
-            ),
-            ("missing field `query` at line 1 column 2", Some("query")),
-            (
-                "evidence[0].observed_at: invalid type: integer `1`",
-                Some("evidence[0].observed_at"),
-            ),
-            (
-                "evidence[0].colour: unknown field `colour`, expected …",
-                Some("evidence[0].colour"),
-            ),
-            ("expected value at line 1 column 1", None),
-        ] {
-            assert_eq!(
-                rejected_field(&format!("{prefix}{text}")).as_deref(),
-                want,
-                "{text}"
-            );
-        }
     }
 }
 
