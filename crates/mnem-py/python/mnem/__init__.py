@@ -80,28 +80,27 @@ class Memory(_Operations):
             raise from_code(*err.args) from None
 
     def _call(self, operation: str, payload: Dict[str, Any]) -> Dict[str, Any]:
-        try:
-            return json.loads(self._store.call(operation, json.dumps(payload)))
-        except _native.NativeError as err:
-            raise from_code(*err.args) from None
+        return _answer(self._store.call, operation, json.dumps(payload))
 
     def _import_chat(
         self, transcript: str, *, start: Optional[str], scope: Optional[str]
     ) -> Dict[str, Any]:
-        try:
-            return json.loads(self._store.import_chat(transcript, scope, start))
-        except _native.NativeError as err:
-            raise from_code(*err.args) from None
+        return _answer(self._store.import_chat, transcript, scope, start)
 
     def import_pack(self, pack: str, *, trusted: bool = False) -> Dict[str, Any]:
         """Imports a memory pack (``export()["pack"]``, or a file ``mnem export`` wrote)
         into this team and returns what it wrote and found. ``trusted`` keeps tiers and
         statuses as exported; by default claims arrive for review. (In-process only: the
         HTTP API has no pack import.)"""
-        try:
-            return json.loads(self._store.import_pack(pack, trusted))
-        except _native.NativeError as err:
-            raise from_code(*err.args) from None
+        return _answer(self._store.import_pack, pack, trusted)
+
+
+def _answer(native_call: Any, *args: Any) -> Dict[str, Any]:
+    """A native call's JSON answer, or the exception class its refusal names."""
+    try:
+        return json.loads(native_call(*args))
+    except _native.NativeError as err:
+        raise from_code(*err.args) from None
 
 
 class Client(_Operations):
