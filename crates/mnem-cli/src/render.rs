@@ -139,8 +139,12 @@ pub fn recalled(recall: &Recall, as_json: bool, explain: bool) {
                 .follows
                 .map(|leader| format!(", follows {leader}"))
                 .unwrap_or_default();
+            let hop = c
+                .hop_from
+                .map(|leader| format!(", shares a mention with {leader}"))
+                .unwrap_or_default();
             format!(
-                "  score {} (lexical #{}, vector #{}{}{}{}{}{follows})",
+                "  score {} (lexical #{}, vector #{}{}{}{}{}{follows}{hop})",
                 hit.score,
                 rank(c.lexical_rank),
                 rank(c.vector_rank),

@@ -22,6 +22,7 @@ pub mod feedback_cases;
 pub mod graph_cases;
 pub mod helpers;
 pub mod lexical_cases;
+pub mod mention_cases;
 pub mod pack_cases;
 pub mod vector_cases;
 pub mod window_cases;
@@ -206,6 +207,15 @@ macro_rules! conformance_suite {
                 lexical_relevance_is_the_cores_bm25_over_the_teams_own_texts,
             );
         }
+        mod mentions {
+            use super::*;
+            $crate::conformance_suite!(@mention_cases $guard, $open;
+                an_item_sharing_a_rare_mention_with_a_result_joins_it,
+                a_hub_mention_is_never_followed,
+                a_mention_never_surfaces_an_item_its_reader_could_not_recall,
+                a_forgotten_text_mentions_nothing,
+            );
+        }
         mod vector_branch {
             use super::*;
             $crate::conformance_suite!(@vector_cases $guard, $open;
@@ -304,6 +314,21 @@ macro_rules! conformance_suite {
                     return;
                 }
                 $crate::feedback_cases::$case($crate::Fixture::open($open).await).await;
+            }
+        )*
+    };
+    (@mention_cases $guard:expr, $open:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            #[cfg_attr(
+                mnem_needs_server,
+                ignore = "needs its database server: scripts/test.sh runs it"
+            )]
+            async fn $case() {
+                if !$guard {
+                    return;
+                }
+                $crate::mention_cases::$case($crate::Fixture::open($open).await).await;
             }
         )*
     };

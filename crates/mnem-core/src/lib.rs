@@ -18,9 +18,11 @@ pub mod evidence;
 pub mod feedback;
 pub mod follow;
 pub mod graph;
+pub mod hop;
 pub mod ids;
 pub mod import;
 pub mod lexical;
+pub mod mention;
 pub mod order;
 pub mod pack;
 pub mod pipeline;
@@ -48,7 +50,8 @@ pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, rank_all, Branch, BranchCandidates, Fusion, RankingProfile,
     RecallHit, RecallPlan, ScoreComponents, CONVEX_1_PROFILE, CONVEX_3_PROFILE, CONVEX_4_PROFILE,
-    CONVEX_5_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
+    CONVEX_5_PROFILE, CONVEX_6_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS,
+    RRF_PROFILE, VECTOR_PROFILE,
 };
 pub use recall::{
     Candidate, Order, PublicCommunity, PublicRecall, PublicResult, PublicWindowItem, RecallQuery,

@@ -53,7 +53,7 @@ impl NamedSpeakers {
 /// A turn's speaker label and what follows it (`Name: …`, as the chat import writes
 /// turns), or none when the text does not open with one. Only the opening can hold a
 /// label: a long turn is not scanned for a colon.
-fn speaker_label(text: &str) -> Option<(&str, &str)> {
+pub fn speaker_label(text: &str) -> Option<(&str, &str)> {
     let opening = &text[..floor_char_boundary(text, MAX_SPEAKER_BYTES + 2)];
     let (speaker, _) = opening.split_once(": ")?;
     if speaker.is_empty() || speaker.contains(['.', '!', '?', '\n']) {

@@ -1,12 +1,14 @@
 //! Fitting a ranking profile's constants to a development file (`mnem eval --fit OUT`):
 //! every scored question's branch candidates are read from the store once, then re-ranked
-//! offline by the core's own pipeline ([`mnem_core::rank_all`]) under candidate profiles,
+//! offline by the core's own pipeline ([`mnem_core::rank_all`], the entity hop, then
+//! [`mnem_core::pipeline::settle`]) under candidate profiles,
 //! so what is fitted is exactly what ships. Coordinate ascent on turn MRR: one constant at a
 //! time over a fixed grid, a move kept only when it raises MRR by more than [`MIN_GAIN`];
 //! sweeps repeat until none does. Deterministic: same file, same store, same result.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use mnem_core::hop::{hop, MentionRead};
 use mnem_core::pipeline::learned::{FeatureContext, Reranker, FEATURES};
 use mnem_core::pipeline::settle;
 use mnem_core::{
@@ -53,7 +55,10 @@ pub struct FitQuestion {
     pub actor: Actor,
     pub plan: RecallPlan,
     pub branches: Vec<BranchCandidates>,
-    /// The next item after each grouped candidate, for follow-on credit.
+    /// What the query and every candidate mention, for the entity hop.
+    pub mentions: MentionRead,
+    /// The next item after each grouped candidate (and each item the hop can bring in),
+    /// for follow-on credit.
     pub followers: HashMap<EvidenceId, Neighbours>,
     pub gold: HashSet<EvidenceId>,
 }
@@ -79,6 +84,7 @@ pub fn mrr(questions: &[FitQuestion], profile: &RankingProfile) -> f64 {
         .iter()
         .map(|q| {
             let hits = rank_all(q.branches.clone(), &q.plan, &q.actor, profile);
+            let hits = hop(hits, &q.mentions, &q.plan, &q.actor, profile);
             let hits = settle(hits, &q.followers, &q.plan, &q.actor, profile);
             hits.iter()
                 .take(DEPTH)
@@ -237,6 +243,7 @@ pub fn fit_reranker(
         .iter()
         .map(|q| {
             let hits = rank_all(q.branches.clone(), &q.plan, &q.actor, &starting);
+            let hits = hop(hits, &q.mentions, &q.plan, &q.actor, &starting);
             let hits = settle(hits, &q.followers, &q.plan, &q.actor, &starting);
             let context = FeatureContext::new(&q.plan.query.query);
             let top = &hits[..hits.len().min(DEPTH)];
@@ -371,6 +378,7 @@ mod tests {
                             ],
                         },
                     ],
+                    mentions: MentionRead::default(),
                     followers: HashMap::new(),
                     gold: HashSet::from([EvidenceId(Uuid::from_u128(gold))]),
                 }
@@ -394,8 +402,8 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=0.05", |_, _| {}).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-6:"));
-        let fitted = parse_profile(&report.fitted.replacen("convex-6", "hybrid", 1)).unwrap();
+        assert!(report.fitted.starts_with("convex-7:"));
+        let fitted = parse_profile(&report.fitted.replacen("convex-7", "hybrid", 1)).unwrap();
         assert_eq!(mrr(&questions, &fitted), 1.0);
         assert_eq!(report.moves.len(), 1);
     }
@@ -406,7 +414,7 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=2", |_, _| {}).unwrap();
         assert_eq!(report.fitted_mrr, report.start_mrr);
         assert!(report.moves.is_empty());
-        assert_eq!(report.fitted, "convex-6:vector_weight=2");
+        assert_eq!(report.fitted, "convex-7:vector_weight=2");
     }
 
     /// Both branches put a distractor first; only the gold item holds every query term.
@@ -434,6 +442,7 @@ mod tests {
                         branch(Branch::Lexical, [2.0, 1.9]),
                         branch(Branch::Vector, [0.9, 0.85]),
                     ],
+                    mentions: MentionRead::default(),
                     followers: HashMap::new(),
                     gold: HashSet::from([EvidenceId(Uuid::from_u128(gold))]),
                 }
@@ -447,7 +456,7 @@ mod tests {
         let report = fit_reranker(&questions, "hybrid", &[]).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-6:rr_score="));
+        assert!(report.fitted.starts_with("convex-7:rr_score="));
         let fitted = parse_profile(&report.fitted).unwrap();
         let coverage = fitted.reranker.unwrap().weights[5];
         assert!(coverage > 0.0, "coverage weight {coverage}");

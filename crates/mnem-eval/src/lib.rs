@@ -15,6 +15,7 @@ pub mod graph_bench;
 pub mod hashing;
 pub mod locomo;
 pub mod longmemeval;
+pub mod mentions;
 pub mod metrics;
 pub mod report;
 pub mod run;

@@ -79,6 +79,8 @@ pub struct IngestReport {
     /// Turns that repeated a stored turn (same text, session and time) and so made no item
     /// of their own (content-hash de-duplication).
     pub deduplicated: usize,
+    /// What the entity hop could reach ([`crate::mentions`]).
+    pub mentions: crate::mentions::MentionReport,
 }
 
 /// Quality over one group of questions. Session metrics follow LongMemEval (a session
@@ -288,6 +290,13 @@ impl EvalReport {
             "held by screening at write: {} turns, {} of them cited by a scored question; \
              repeats absorbed by de-duplication: {}",
             i.quarantined, i.gold_quarantined, i.deduplicated
+        );
+        let m = &i.mentions;
+        let _ = writeln!(
+            s,
+            "mentions: {} keys per turn (p50); questions citing 2+ turns: {}, of them {} where \
+             two cited turns share a mention at most {} turns make ({} sharing any)",
+            m.keys_p50, m.multi_turn_questions, m.linked, m.cut_off, m.linked_at_all
         );
         let budgets: Vec<String> = self.context_bytes.iter().map(|b| b.to_string()).collect();
         let _ = writeln!(

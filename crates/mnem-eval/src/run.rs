@@ -244,11 +244,33 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
                 pool.push(candidate.evidence.clone());
             }
         }
+        // Any candidate can lead the entity hop too: what the query and every candidate
+        // mention is read once, and the items it brings in can lead follow-on credit.
+        let mut keys: Vec<String> = mnem_core::mention::mentions(&plan.query.query);
+        for candidate in branches.iter().flat_map(|b| &b.candidates) {
+            keys.extend(mnem_core::mention::mentions(&candidate.evidence.content));
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let known: HashSet<EvidenceId> = branches
+            .iter()
+            .flat_map(|b| &b.candidates)
+            .map(|c| c.evidence.id)
+            .collect();
+        let mentions = memory.read_mentions(&actor, &plan, keys, known).await?;
+        pool.extend(
+            mentions
+                .records
+                .values()
+                .filter(|e| e.source_key.is_some())
+                .cloned(),
+        );
         let followers = memory.group_neighbours(&actor, &plan, pool, 2).await?;
         questions.push(FitQuestion {
             actor,
             plan,
             branches,
+            mentions,
             followers,
             gold,
         });
@@ -262,6 +284,10 @@ async fn fit_profile<S: GraphStore + SearchIndex + Clone>(
         tracing::info!(mrr = format!("{mrr:.4}"), %spec, "fit: kept a move");
     })
 }
+
+/// The rarity the eval's mention report reads at: the widest cut-off measured for the
+/// entity hop (ARCHITECTURE "Ranking signals tried").
+const MENTION_CUT_OFF: usize = 10;
 
 async fn ingest<S: GraphStore + SearchIndex>(
     dataset: &Dataset,
@@ -339,6 +365,7 @@ async fn ingest<S: GraphStore + SearchIndex>(
             quarantined: held.len(),
             gold_quarantined: gold_held.len(),
             deduplicated,
+            mentions: crate::mentions::report(dataset, MENTION_CUT_OFF),
         },
     ))
 }

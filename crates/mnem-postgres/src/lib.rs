@@ -17,6 +17,7 @@ mod feedback;
 mod graph;
 mod hypotheses;
 mod lexical;
+mod mentions;
 mod migrations;
 mod pack;
 mod prepared;
@@ -24,7 +25,7 @@ mod recall_branches;
 mod rows;
 pub mod testing;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -35,6 +36,7 @@ use mnem_core::graph::{
     Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ModelReading,
     ProposedHypothesis, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::hop::MentionRead;
 use mnem_core::lexical::DocumentTerms;
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
@@ -378,6 +380,20 @@ impl EvidenceStore for PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         recall_branches::neighbours(&tx, actor, query, now, &hits, window).await
+    }
+
+    async fn mentioned(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        keys: Vec<String>,
+        max_items: usize,
+        known: HashSet<EvidenceId>,
+    ) -> Result<MentionRead> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        mentions::mentioned(&tx, actor, query, now, &keys, max_items, &known).await
     }
 }
 
@@ -1027,7 +1043,13 @@ async fn index_texts(
     for (team, texts) in by_team {
         lexical::index(tx, team, &texts).await?;
     }
-    Ok(())
+    let mut mentioning: Vec<(Uuid, i64, &str)> = Vec::with_capacity(rows.ids.len());
+    for ((team, id), content) in rows.teams.iter().zip(&rows.ids).zip(&rows.contents) {
+        if let Some(doc) = docs.get(id) {
+            mentioning.push((*team, *doc, content));
+        }
+    }
+    mentions::index(tx, &mentioning).await
 }
 
 /// A batch of evidence records as one array per column, for `unnest`.

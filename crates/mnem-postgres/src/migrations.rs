@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0013_lexical_blocks.sql"),
     include_str!("migrations/0014_reference_tables.sql"),
     include_str!("migrations/0015_irregular_forms.sql"),
+    include_str!("migrations/0016_mentions.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.
@@ -191,6 +192,9 @@ async fn apply(client: &mut tokio_postgres::Client, target: i64) -> Result<()> {
         if version == 15 {
             reindex_terms(&tx).await?;
         }
+        if version == 16 {
+            derive_mentions(&tx).await?;
+        }
         tx.execute("INSERT INTO mnem_schema (version) VALUES ($1)", &[&version])
             .await
             .db()?;
@@ -232,6 +236,15 @@ async fn reindex_terms(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
     let indexed = crate::lexical::index_all(tx).await?;
     without_row_security(tx, &TABLES, false).await?;
     tracing::info!(indexed, "full-text index rebuilt with irregular word forms");
+    Ok(())
+}
+
+/// Migration 16's Rust step: the mentions of every stored text.
+async fn derive_mentions(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+    without_row_security(tx, &["evidence", "mentions"], true).await?;
+    let indexed = crate::mentions::index_all(tx).await?;
+    without_row_security(tx, &["evidence", "mentions"], false).await?;
+    tracing::info!(indexed, "mentions derived from the stored texts");
     Ok(())
 }
 

@@ -62,7 +62,12 @@ impl mnem_sql::Binder for Statement {
 
 /// Pushes every eligibility rule and selector of `query` onto a statement over
 /// `evidence e` ([`mnem_sql::eligibility`]: the rules `RecallQuery::admits` states).
-fn push_eligibility(stmt: &mut Statement, actor: &Actor, query: &RecallQuery, now: Timestamp) {
+pub(crate) fn push_eligibility(
+    stmt: &mut Statement,
+    actor: &Actor,
+    query: &RecallQuery,
+    now: Timestamp,
+) {
     let conditions = mnem_sql::eligibility(stmt, actor, query, now);
     stmt.sql.push_str(&conditions);
 }

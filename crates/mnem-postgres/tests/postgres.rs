@@ -392,6 +392,70 @@ async fn migration_15_indexes_irregular_forms_again_and_recounts_the_statistics(
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn migration_16_derives_the_mentions_of_stored_texts() {
+    let Some(url) = testing::url() else {
+        return;
+    };
+    let config = testing::database_at_version(&url, 15)
+        .await
+        .expect("database at version 15");
+    let (owner, connection) = config.connect(NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    let team = uuid::Uuid::now_v7();
+    owner
+        .batch_execute(&format!(
+            "INSERT INTO teams (team_id, name, created_at) VALUES ('{team}', 't', 0); \
+             SELECT set_config('mnem.team_id', '{team}', false); \
+             INSERT INTO profiles (team_id, profile_id, name, created_at) \
+               VALUES ('{team}', '{team}', 'owner', 0);"
+        ))
+        .await
+        .expect("team");
+    owner
+        .execute(
+            "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
+             source_type, source, authority, source_group, labels, refs, scope, \
+             scope_depth, space, observed_at, recorded_at, content_hash, state) \
+             VALUES ($1, $2, $1, 'We flew to Zanzibar in 2019', 'note', 'manual', 's', \
+             'unknown', 'g', '[]', '[]', '', 0, 'team', 0, 0, 'h', 'current')",
+            &[&team, &uuid::Uuid::now_v7()],
+        )
+        .await
+        .expect("evidence");
+
+    let _store = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 2)
+        .await
+        .expect("connect");
+    let keys: Vec<String> = owner
+        .query(
+            "SELECT m.entity_key FROM mentions m JOIN evidence e \
+             ON e.team_id = m.team_id AND e.doc = m.doc WHERE m.team_id = $1 \
+             ORDER BY m.entity_key",
+            &[&team],
+        )
+        .await
+        .expect("mentions")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(
+        keys,
+        ["2019", "zanzibar"],
+        "the stored text's name and year"
+    );
+    let (enabled, forced): (bool, bool) = owner
+        .query_one(
+            "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE relname = 'mentions'",
+            &[],
+        )
+        .await
+        .map(|row| (row.get(0), row.get(1)))
+        .expect("pg_class");
+    assert!(enabled && forced, "row-level security is on for mentions");
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn migrations_5_and_13_rederive_stored_texts_and_build_their_posting_lists() {
     let Some(url) = testing::url() else {
         return;

@@ -20,13 +20,14 @@ mod shown;
 mod verifier;
 mod worker;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mnem_core::follow;
 use mnem_core::graph::{DiscoveryLimits, DiscoveryPath, DEFAULT_MODEL_CONFIDENCE};
+use mnem_core::hop::{self, MentionRead};
 use mnem_core::pipeline::fit_recall_budget;
 use mnem_core::window::{self, WindowStep};
 use mnem_core::{
@@ -300,8 +301,10 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         } = self.gather(actor, query).await?;
         self.note_degradations(&degraded).await;
         let ranked = rank_all(branches, &plan, actor, &self.profile);
-        // The follow-on read is the windows stage's first read: timed with it.
+        // The hop's and the follow-on read are the windows stage's first reads: timed
+        // with it.
         let windows_started = Instant::now();
+        let ranked = self.with_hop(actor, &plan, ranked).await?;
         let (ranked, read) = self.with_followers(actor, &plan, ranked).await?;
         let hits = self.with_windows(actor, &plan, ranked, read).await?;
         let windows = if plan.query.window > 0 {
@@ -540,6 +543,47 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     /// leading result in its group, scored by the core. The read goes as wide as the
     /// query's window, so the windows stage starts from it instead of asking again; it is
     /// returned for that. Nothing is read when the profile gives no credit.
+    /// The entity hop ([`mnem_core::hop`]): items that mention a rare thing the query or
+    /// a leading result mentions join the ranking. No read when the profile does not hop.
+    async fn with_hop(
+        &self,
+        actor: &Actor,
+        plan: &RecallPlan,
+        ranked: Vec<RecallHit>,
+    ) -> Result<Vec<RecallHit>> {
+        let keys = hop::keys(&ranked, plan, &self.profile);
+        let known = ranked.iter().map(|hit| hit.evidence.id).collect();
+        let read = self.read_mentions(actor, plan, keys, known).await?;
+        Ok(hop::hop(ranked, &read, plan, actor, &self.profile))
+    }
+
+    /// The hop's read for `keys` at the profile's hub cut-off, records only for items not
+    /// in `known` (what the entity hop reads, and what `mnem eval --fit` reads for a
+    /// whole pool).
+    pub async fn read_mentions(
+        &self,
+        actor: &Actor,
+        plan: &RecallPlan,
+        keys: Vec<String>,
+        known: HashSet<EvidenceId>,
+    ) -> Result<MentionRead> {
+        if keys.is_empty() {
+            return Ok(MentionRead::default());
+        }
+        let read = self
+            .store
+            .mentioned(
+                actor,
+                &plan.query,
+                plan.now,
+                keys,
+                self.profile.hop_max_mentions,
+                known,
+            )
+            .await?;
+        Ok(read)
+    }
+
     async fn with_followers(
         &self,
         actor: &Actor,

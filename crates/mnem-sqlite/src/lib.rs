@@ -14,12 +14,13 @@ mod feedback;
 mod graph;
 mod hypotheses;
 mod lexical;
+mod mentions;
 mod migrations;
 mod pack;
 mod recall_branches;
 mod rows;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,6 +32,7 @@ use mnem_core::graph::{
     Adjacency, Community, DetectedCommunity, GraphEdge, Hypothesis, ModelReading,
     ProposedHypothesis, Relationship, RelationshipOutcome, RememberOutcome, Trace,
 };
+use mnem_core::hop::MentionRead;
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
@@ -417,6 +419,23 @@ impl EvidenceStore for SqliteStore {
         let query = query.clone();
         self.with_reader(move |conn| {
             recall_branches::neighbours(conn, &actor, &query, now, &hits, window).db()
+        })
+        .await
+    }
+
+    async fn mentioned(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        keys: Vec<String>,
+        max_items: usize,
+        known: HashSet<EvidenceId>,
+    ) -> Result<MentionRead> {
+        let actor = *actor;
+        let query = query.clone();
+        self.with_reader(move |conn| {
+            mentions::mentioned(conn, &actor, &query, now, &keys, max_items, &known).db()
         })
         .await
     }
@@ -1026,6 +1045,7 @@ pub(crate) fn insert_evidence(tx: &Connection, e: &Evidence, reason: Option<&str
     )
     .db()?;
     lexical::index(tx, e.team, doc, &e.content).db()?;
+    mentions::index(tx, e.team, doc, &e.content).db()?;
     embedding_queue::enqueue(tx, doc, e.team, e.recorded_at)?;
     let mut insert_ref = tx
         .prepare_cached(

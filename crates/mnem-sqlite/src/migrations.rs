@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0014_hypothesis_model_readings.sql"),
     include_str!("migrations/0015_lexical_blocks.sql"),
     include_str!("migrations/0016_irregular_forms.sql"),
+    include_str!("migrations/0017_mentions.sql"),
 ];
 
 /// The Rust step of a migration, by the version it produces.
@@ -49,6 +50,11 @@ fn backfill(version: i64) -> Option<Backfill> {
         16 => Some(|conn| {
             let indexed = crate::lexical::index_all(conn)?;
             tracing::info!(indexed, "full-text index rebuilt with irregular word forms");
+            Ok(())
+        }),
+        17 => Some(|conn| {
+            let indexed = crate::mentions::index_all(conn)?;
+            tracing::info!(indexed, "mentions derived from the stored texts");
             Ok(())
         }),
         _ => None,
@@ -217,6 +223,37 @@ mod tests {
             )
             .unwrap();
         assert_eq!(length, 4);
+    }
+
+    #[test]
+    fn an_older_files_texts_get_their_mentions_per_team() {
+        let mut conn = version_8_file();
+        conn.execute(
+            "UPDATE evidence_content SET content = 'We deploy the Pipeline twice' WHERE doc = 2",
+            [],
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let mentioning = |team: [u8; 16], key: &str| -> Vec<i64> {
+            let mut stmt = conn
+                .prepare("SELECT doc FROM mentions WHERE team_id = ?1 AND entity_key = ?2")
+                .unwrap();
+            stmt.query_map(rusqlite::params![team.as_slice(), key], |row| row.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        assert_eq!(
+            mentioning([1; 16], "pipelin"),
+            vec![2],
+            "a name inside a sentence"
+        );
+        assert_eq!(mentioning([1; 16], "deploy pipelin"), Vec::<i64>::new());
+        assert_eq!(
+            mentioning([2; 16], "pipelin"),
+            Vec::<i64>::new(),
+            "per team"
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ impl Statement {
     }
 
     /// Appends ` AND column IN (?, ?, …)`.
-    fn push_in(&mut self, column: &str, values: impl IntoIterator<Item = Value>) {
+    pub(crate) fn push_in(&mut self, column: &str, values: impl IntoIterator<Item = Value>) {
         let start = self.params.len();
         self.params.extend(values);
         let marks = vec!["?"; self.params.len() - start].join(", ");
@@ -255,7 +255,7 @@ pub(crate) fn hydrate(
 }
 
 /// The full records of `docs`, in one statement, by doc.
-fn records(
+pub(crate) fn records(
     conn: &Connection,
     docs: &[i64],
     known_at: Option<Timestamp>,

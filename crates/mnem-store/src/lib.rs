@@ -10,7 +10,7 @@ pub mod graph_write;
 pub mod pack;
 pub mod trace_read;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 
 use mnem_core::dedup::Provenance;
@@ -20,6 +20,7 @@ use mnem_core::graph::{
     ObjectSummary, Proposal, ProposedHypothesis, Relationship, RelationshipOutcome,
     RememberOutcome, Trace, ValidRemember, Verdict, VerificationEvent,
 };
+use mnem_core::hop::MentionRead;
 use mnem_core::pack::{Pack, PackSelection};
 use mnem_core::signals::Support;
 use mnem_core::{
@@ -207,6 +208,22 @@ pub trait EvidenceStore: Send + Sync {
         hits: Vec<Evidence>,
         window: usize,
     ) -> impl Future<Output = Result<HashMap<EvidenceId, Neighbours>>> + Send;
+
+    /// The entity hop's read (`mnem_core::hop`): for each of `keys` that some stored text
+    /// of the team mentions (`mnem_core::mention`), how many do — counted up to
+    /// `max_items + 1`, enough to call it a hub — and, when at most `max_items` do, those
+    /// eligible by exactly the rules and selectors the lexical branch applies for `query`
+    /// at `now`, with the records of those not in `known`. Keys no text mentions have no
+    /// entry.
+    fn mentioned(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        keys: Vec<String>,
+        max_items: usize,
+        known: HashSet<EvidenceId>,
+    ) -> impl Future<Output = Result<MentionRead>> + Send;
 }
 
 /// A relationship proposal with its verification done: the events to append and the

@@ -130,6 +130,12 @@ fn term_of(word: &str) -> String {
     term[..end].to_string()
 }
 
+/// Every word of `text` as its term, in order, function words included: how a phrase is
+/// keyed so that "Adoption Agencies" and "adoption agency" are one key.
+pub fn phrase_terms(text: &str) -> Vec<String> {
+    words(text).iter().map(|word| term_of(word)).collect()
+}
+
 /// How many of `terms` (as [`query_terms`] makes them) `text` holds. Only words that
 /// begin with some term's first character, or are irregular forms ("went" → "go"), are
 /// stemmed — otherwise a term keeps its word's first character (Porter2 changes later

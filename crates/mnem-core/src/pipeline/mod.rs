@@ -18,8 +18,8 @@ use plan::normalise_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
     parse_profile, profile_named, Fusion, RankingProfile, CONVEX_1_PROFILE, CONVEX_2_PROFILE,
-    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE,
-    NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
+    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, CONVEX_6_PROFILE, DEFAULT_PROFILE,
+    LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
 };
 
 use std::collections::HashMap;
@@ -70,6 +70,9 @@ pub struct ScoreComponents {
     pub support: Support,
     /// The result this one follows in its group, when follow-on credit set its score.
     pub follows: Option<EvidenceId>,
+    /// The result whose rare mention this one shares, when the entity hop
+    /// ([`crate::hop`]) set its score.
+    pub hop_from: Option<EvidenceId>,
 }
 
 /// A ranked result: the evidence, its read-side score, and the context returned for it

@@ -68,6 +68,14 @@ pub struct RankingProfile {
     /// item after that question — its answer — scores at least this share of the leader.
     /// 0 turns it off. At most 1.
     pub follow_through: f64,
+    /// The entity hop ([`crate::hop`]): an item that mentions a rare thing
+    /// ([`crate::mention`]) one of the first `hop_leaders` results mentions scores at
+    /// least `hop_share` × that result. A thing more than `hop_max_mentions` items of the
+    /// team mention is a hub and never followed. `hop_share` 0 turns it off (and skips the
+    /// store read it needs).
+    pub hop_share: f64,
+    pub hop_leaders: usize,
+    pub hop_max_mentions: usize,
     /// When true, a recall whose query embedding cannot be computed fails instead of
     /// degrading to the lexical branch.
     pub vector_required: bool,
@@ -119,6 +127,9 @@ pub const CONVEX_1_PROFILE: RankingProfile = RankingProfile {
     question_discount: 0.0,
     follow_share: 0.0,
     follow_through: 0.0,
+    hop_share: 0.0,
+    hop_leaders: 5,
+    hop_max_mentions: 5,
     vector_required: false,
     reranker: None,
 };
@@ -173,15 +184,29 @@ pub const CONVEX_5_PROFILE: RankingProfile = RankingProfile {
     ..CONVEX_4_PROFILE
 };
 
-/// Hybrid: `convex-5` plus credit through a follow-up question — when the item after a
-/// leading result only asks ("Fun! What did you do?"), the item after that question, its
-/// answer, scores at least half the leader: just above the question itself (0.7 of the
-/// leader, kept at 65%). What every recall uses unless told otherwise. ARCHITECTURE
-/// "Ranking signals tried" has the measurements.
-pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+/// `convex-5` plus credit through a follow-up question — when the item after a leading
+/// result only asks ("Fun! What did you do?"), the item after that question, its answer,
+/// scores at least half the leader: just above the question itself (0.7 of the leader,
+/// kept at 65%). The default until `convex-7`, kept to compare. ARCHITECTURE "Ranking
+/// signals tried" has the measurements.
+pub const CONVEX_6_PROFILE: RankingProfile = RankingProfile {
     version: Cow::Borrowed("convex-6"),
     follow_through: 0.5,
     ..CONVEX_5_PROFILE
+};
+
+/// Hybrid: `convex-6` plus the entity hop ([`crate::hop`]) — an item that mentions a
+/// rare name or phrase (at most 5 items of the team mention it) that the query or one of
+/// the first five results mentions scores at least 0.2 of that result. Low enough to
+/// fill the tail of a result list rather than reorder its head: on the development files
+/// it lifted LoCoMo gold turns inside 6,000 B 0.893 → 0.897 (category 1: 0.656 → 0.672)
+/// and moved nothing else; 0.35 and 0.5 cost LoCoMo recall@5 or @10 (ARCHITECTURE
+/// "Ranking signals tried"). What every recall uses unless told otherwise.
+pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+    version: Cow::Borrowed("convex-7"),
+    hop_share: 0.2,
+    hop_max_mentions: 5,
+    ..CONVEX_6_PROFILE
 };
 
 /// Reciprocal rank fusion with equal weights, the first default, kept to compare.
@@ -195,7 +220,7 @@ pub const RRF_PROFILE: RankingProfile = RankingProfile {
 /// The full-text branch alone, with the same reranking (follow-on credit included): the
 /// baseline `mnem eval` compares against.
 pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("lexical-6"),
+    version: Cow::Borrowed("lexical-7"),
     vector_branch: false,
     ..DEFAULT_PROFILE
 };
@@ -203,7 +228,7 @@ pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
 /// The vector branch alone (needs an embedder; a recall that cannot embed its query
 /// fails rather than silently answering from the full-text branch).
 pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("vector-6"),
+    version: Cow::Borrowed("vector-7"),
     lexical_branch: false,
     vector_required: true,
     ..DEFAULT_PROFILE
@@ -211,7 +236,7 @@ pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
 
 /// The numeric constants a profile spec may override (`NAME:key=value`), which are also
 /// what `mnem eval --fit` searches over.
-pub const NUMERIC_KEYS: [&str; 17] = [
+pub const NUMERIC_KEYS: [&str; 20] = [
     "rrf_k",
     "lexical_weight",
     "vector_weight",
@@ -229,6 +254,9 @@ pub const NUMERIC_KEYS: [&str; 17] = [
     "question_discount",
     "follow_share",
     "follow_through",
+    "hop_share",
+    "hop_leaders",
+    "hop_max_mentions",
 ];
 
 /// The profiles an operator can name (`mnem eval --profile`): by short name or version.
@@ -236,6 +264,7 @@ pub fn profile_named(name: &str) -> Option<RankingProfile> {
     [
         ("hybrid", DEFAULT_PROFILE),
         ("convex-1", CONVEX_1_PROFILE),
+        ("convex-6", CONVEX_6_PROFILE),
         ("convex-5", CONVEX_5_PROFILE),
         ("convex-4", CONVEX_4_PROFILE),
         ("convex-3", CONVEX_3_PROFILE),
@@ -317,9 +346,17 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
             "question_discount" if number < 1.0 => profile.question_discount = number,
             "follow_share" if number <= 1.0 => profile.follow_share = number,
             "follow_through" if number <= 1.0 => profile.follow_through = number,
+            "hop_share" if number <= 1.0 => profile.hop_share = number,
+            "hop_leaders" if number.fract() == 0.0 => profile.hop_leaders = number as usize,
+            "hop_max_mentions" if number >= 2.0 && number.fract() == 0.0 => {
+                profile.hop_max_mentions = number as usize
+            }
             "vector_min_similarity"
             | "follow_share"
             | "follow_through"
+            | "hop_share"
+            | "hop_leaders"
+            | "hop_max_mentions"
             | "branch_pool"
             | "question_discount" => {
                 return Err(invalid(format!("{key}: {value} is out of range")))
@@ -362,8 +399,13 @@ mod tests {
         assert_eq!(signals.vector_rank_weight, 0.2);
         assert_eq!(signals.lexical_rank_weight, 0.0);
         for key in NUMERIC_KEYS {
-            // A discount of 1 would erase a score: the one key below 1.
-            let value = if key == "question_discount" { 0.5 } else { 1.0 };
+            // A discount of 1 would erase a score; a hub cut-off below 2 would cut every
+            // key (the leader itself is one of its mentions).
+            let value = match key {
+                "question_discount" => 0.5,
+                "hop_max_mentions" => 2.0,
+                _ => 1.0,
+            };
             assert!(
                 parse_profile(&format!("hybrid:{key}={value}")).is_ok(),
                 "{key}"
@@ -378,7 +420,7 @@ mod tests {
         assert_eq!(model.weights[0], 1.0); // score, from the identity
         assert_eq!(model.weights[3], -0.25);
         assert_eq!(model.weights[5], 0.5);
-        assert_eq!(profile.version, "convex-6:rr_coverage=0.5:rr_both=-0.25");
+        assert_eq!(profile.version, "convex-7:rr_coverage=0.5:rr_both=-0.25");
         let err = parse_profile("hybrid:rr_colour=1").unwrap_err();
         assert!(err.reason.contains("colour") && err.reason.contains("coverage"));
         assert!(parse_profile("hybrid:rr_score=inf").is_err());
@@ -406,7 +448,8 @@ mod tests {
     #[test]
     fn profiles_are_named_by_short_name_or_version_and_unknown_names_are_none() {
         assert_eq!(profile_named("hybrid"), Some(DEFAULT_PROFILE));
-        assert_eq!(profile_named("convex-6"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-7"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-6"), Some(CONVEX_6_PROFILE));
         assert_eq!(profile_named("convex-5"), Some(CONVEX_5_PROFILE));
         assert_eq!(profile_named("convex-4"), Some(CONVEX_4_PROFILE));
         assert_eq!(profile_named("convex-3"), Some(CONVEX_3_PROFILE));
@@ -414,7 +457,7 @@ mod tests {
         assert_eq!(profile_named("convex-1"), Some(CONVEX_1_PROFILE));
         assert_eq!(profile_named("rrf-1"), Some(RRF_PROFILE));
         assert_eq!(profile_named("lexical"), Some(LEXICAL_PROFILE));
-        assert_eq!(profile_named("vector-6"), Some(VECTOR_PROFILE));
+        assert_eq!(profile_named("vector-7"), Some(VECTOR_PROFILE));
         assert_eq!(profile_named("bm25"), None);
     }
 }

@@ -176,7 +176,9 @@ impl GraphRows for PgRows<'_, '_> {
             &[team, id],
         )
         .await?;
-        crate::lexical::unindex(self.tx, *team, col(&erased, 0)?, &evidence.content).await?;
+        let doc: i64 = col(&erased, 0)?;
+        crate::lexical::unindex(self.tx, *team, doc, &evidence.content).await?;
+        crate::mentions::unindex(self.tx, *team, doc).await?;
         for sql in [
             "DELETE FROM evidence_refs WHERE team_id = $1 AND evidence_id = $2",
             // Who wrote it from where is not content-free: the tombstone keeps none of it.

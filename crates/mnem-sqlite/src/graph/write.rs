@@ -188,6 +188,7 @@ impl GraphRows for SqliteRows<'_> {
             .db()?;
         // The postings are found again from the text they were made from.
         crate::lexical::unindex(self.conn, actor.team, doc, &evidence.content).db()?;
+        crate::mentions::unindex(self.conn, doc).db()?;
         self.conn
             .execute(
                 "UPDATE evidence_content SET content = '' WHERE doc = ?1",

@@ -1,0 +1,213 @@
+//! Mentions and the entity hop (`mnem_core::mention`, `mnem_core::hop`): an item that
+//! shares a rare name with a result joins it, a hub never brings anything, and a
+//! mention never surfaces an item its reader could not recall. Each case recalls by a
+//! word only the leader holds ("ferry"); the others share only the name "Zanzibar",
+//! always inside a sentence (a sentence's first word is not read as a name).
+
+use std::collections::HashSet;
+
+use mnem_core::{
+    Evidence, EvidenceId, NewEvidence, RankingProfile, RecallQuery, Space, CONVEX_6_PROFILE,
+    DEFAULT_PROFILE,
+};
+
+use crate::helpers::{want_set, Backend, Fixture};
+
+const KEY: &str = "zanzibar";
+
+/// The default's hop, with credit half the leader's (the default gives 0.2) and a hub
+/// past `max_mentions`.
+fn hopping(max_mentions: usize) -> RankingProfile {
+    RankingProfile {
+        hop_share: 0.5,
+        hop_leaders: 5,
+        hop_max_mentions: max_mentions,
+        ..DEFAULT_PROFILE
+    }
+}
+
+fn query() -> RecallQuery {
+    RecallQuery::text("ferry")
+}
+
+fn ids(items: &[&Evidence]) -> HashSet<EvidenceId> {
+    items.iter().map(|e| e.id).collect()
+}
+
+pub async fn an_item_sharing_a_rare_mention_with_a_result_joins_it<S: Backend>(fx: Fixture<S>) {
+    let leader = fx
+        .remember("We booked the ferry to Zanzibar for June.")
+        .await;
+    let sharing = fx.remember("The sunsets in Zanzibar were unreal.").await;
+    fx.remember("The sunsets at home are grey.").await;
+    let fx = fx.with_profile(CONVEX_6_PROFILE);
+    let plain = fx.recall(query()).await;
+    want_set(
+        &plain,
+        &[&leader],
+        "without the hop only the match is found",
+    );
+    let fx = fx.with_profile(hopping(3));
+    let hits = fx.recall(query()).await;
+    want_set(
+        &hits,
+        &[&leader, &sharing],
+        "the item naming Zanzibar joins",
+    );
+    assert_eq!(
+        hits.iter()
+            .find(|h| h.evidence.id == sharing.id)
+            .and_then(|h| h.components.hop_from),
+        Some(leader.id),
+        "its score comes from the leader"
+    );
+    assert_eq!(hits[0].evidence.id, leader.id, "the leader stays first");
+}
+
+pub async fn a_hub_mention_is_never_followed<S: Backend>(fx: Fixture<S>) {
+    let fx = fx.with_profile(hopping(2));
+    let leader = fx
+        .remember("We booked the ferry to Zanzibar for June.")
+        .await;
+    fx.remember("The sunsets in Zanzibar were unreal.").await;
+    fx.remember("We walked the spice markets of Zanzibar.")
+        .await;
+    let hits = fx.recall(query()).await;
+    want_set(
+        &hits,
+        &[&leader],
+        "three texts name Zanzibar: past the cut-off of 2",
+    );
+}
+
+pub async fn a_mention_never_surfaces_an_item_its_reader_could_not_recall<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let fx = fx.with_profile(hopping(8));
+    let other_team = fx.store.open_team("other-team").await.expect("team");
+    let colleague = fx.profile("colleague").await;
+    let leader = fx
+        .remember("We booked the ferry to Zanzibar for June.")
+        .await;
+    let eligible = fx.remember("The sunsets in Zanzibar were unreal.").await;
+    let retracted = fx
+        .remember("Visa forms for Zanzibar, retracted later.")
+        .await;
+    let held = fx
+        .remember("Hotel code in Zanzibar, held for review.")
+        .await;
+    let mut expiring = NewEvidence::new("Taxi number in Zanzibar, expiring soon.");
+    expiring.expires_at = Some(fx.clock.peek().plus_seconds(60));
+    let expiring = fx.remember_with(expiring).await;
+    let mut private = NewEvidence::new("A surprise in Zanzibar, the colleague's own.");
+    private.space = Space::Private;
+    fx.store
+        .remember(&colleague, private)
+        .await
+        .expect("remember private");
+    fx.store
+        .remember(
+            &other_team,
+            NewEvidence::new("Notes on Zanzibar of another team."),
+        )
+        .await
+        .expect("remember other team");
+    fx.store
+        .retract(&fx.actor, retracted.id, None)
+        .await
+        .expect("retract");
+    fx.store
+        .quarantine_evidence(&fx.actor, vec![held.id], "held".into())
+        .await
+        .expect("quarantine");
+    fx.clock.advance_seconds(120);
+    assert!(fx.clock.peek() > expiring.expires_at.expect("expiry"));
+
+    let hits = fx.recall(query()).await;
+    want_set(
+        &hits,
+        &[&leader, &eligible],
+        "retracted, held, expired, private and other-team items stay out",
+    );
+    let read = fx
+        .store
+        .mentioned(
+            &fx.actor,
+            &query().validated().expect("valid"),
+            fx.clock.peek(),
+            vec![KEY.to_string()],
+            8,
+            HashSet::from([leader.id]),
+        )
+        .await
+        .expect("mentioned");
+    let found = &read.keys[KEY];
+    assert_eq!(
+        found.items, 6,
+        "rarity counts the team's own texts, whoever may read them, never another team's"
+    );
+    assert_eq!(
+        found.eligible.iter().copied().collect::<HashSet<_>>(),
+        ids(&[&leader, &eligible]),
+        "the backend itself returns only eligible items"
+    );
+    assert_eq!(
+        read.records.keys().copied().collect::<HashSet<_>>(),
+        ids(&[&eligible]),
+        "records are read only for items the caller does not hold"
+    );
+    let theirs = fx
+        .store
+        .mentioned(
+            &other_team,
+            &query().validated().expect("valid"),
+            fx.clock.peek(),
+            vec![KEY.to_string()],
+            8,
+            HashSet::new(),
+        )
+        .await
+        .expect("mentioned");
+    assert_eq!(
+        theirs.keys[KEY].items, 1,
+        "the other team counts its own only"
+    );
+}
+
+pub async fn a_forgotten_text_mentions_nothing<S: Backend>(fx: Fixture<S>) {
+    let leader = fx
+        .remember("We booked the ferry to Zanzibar for June.")
+        .await;
+    let mut private = NewEvidence::new("My diary of Zanzibar, forgotten later.");
+    private.space = Space::Private;
+    let forgotten = fx.remember_with(private).await;
+    let count = |fx: &Fixture<S>| {
+        let store = fx.store.clone();
+        let actor = fx.actor;
+        let now = fx.clock.peek();
+        async move {
+            store
+                .mentioned(
+                    &actor,
+                    &query().validated().expect("valid"),
+                    now,
+                    vec![KEY.to_string()],
+                    8,
+                    HashSet::new(),
+                )
+                .await
+                .expect("mentioned")
+                .keys
+                .get(KEY)
+                .map_or(0, |found| found.items)
+        }
+    };
+    assert_eq!(count(&fx).await, 2, "both texts mention it");
+    fx.memory
+        .forget(&fx.actor, vec![forgotten.id])
+        .await
+        .expect("forget");
+    assert_eq!(count(&fx).await, 1, "the erased text's mention is gone");
+    let fx = fx.with_profile(hopping(3));
+    want_set(&fx.recall(query()).await, &[&leader], "and brings nothing");
+}

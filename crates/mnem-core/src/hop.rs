@@ -1,0 +1,289 @@
+//! The entity hop: a second round through what the first round's results mention.
+//!
+//! A question whose answer is spread over several items ("what activities does Melanie
+//! do?") is matched by one of them; the others share none of its words but may share a
+//! rare name or phrase with the one that matched ("pottery class" in both). Each of the
+//! first [`RankingProfile::hop_leaders`] results, and the query itself, mention things
+//! ([`crate::mention`]); an item of the team that mentions one of them ranks at least
+//! [`RankingProfile::hop_share`] × the result's score (the query's mentions count as the
+//! first result's). A thing mentioned by more than
+//! [`RankingProfile::hop_max_mentions`] items is a hub (a speaker's name, a word pair
+//! every turn uses) and is never followed: it would bring in everything.
+//!
+//! Backends only read: the service asks the store which eligible items mention the keys
+//! ([`Mentioned`]), and this module scores. Credit is computed from the scores before
+//! any is given, so it never chains.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::mention::mentions;
+use crate::pipeline::{self, RankingProfile, RecallHit, RecallPlan, ScoreComponents};
+use crate::{Actor, Evidence, EvidenceId, Score};
+
+/// What the store knows about one mention key in a team.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mentioned {
+    /// How many of the team's stored items mention it (eligible to this reader or not:
+    /// rarity is the team's, like the full-text statistics), counted up to one past the
+    /// cut-off asked for.
+    pub items: u64,
+    /// The items that mention it and are eligible for the recall, when it is no hub
+    /// (`items` ≤ the cut-off); empty for a hub.
+    pub eligible: Vec<EvidenceId>,
+}
+
+/// The entity hop's read: each key some stored text mentions, and the records of the
+/// eligible items that mention a rare one, except those the caller already holds (the
+/// first round's results: most of a leader's rare keys are its own alone).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MentionRead {
+    pub keys: HashMap<String, Mentioned>,
+    pub records: HashMap<EvidenceId, Evidence>,
+}
+
+/// The keys worth reading for `hits`: what the query and the first `hop_leaders` results
+/// mention, de-duplicated, when the profile hops and the recall is ranked.
+pub fn keys(hits: &[RecallHit], plan: &RecallPlan, profile: &RankingProfile) -> Vec<String> {
+    if profile.hop_share <= 0.0 || plan.is_listing() {
+        return Vec::new();
+    }
+    let mut seen = HashSet::new();
+    sources(hits, plan, profile)
+        .flat_map(|(keys, _)| keys)
+        .filter(|key| seen.insert(key.clone()))
+        .collect()
+}
+
+/// Each giver of credit with what it mentions: the query (as the first result), then the
+/// leaders.
+fn sources<'a>(
+    hits: &'a [RecallHit],
+    plan: &RecallPlan,
+    profile: &RankingProfile,
+) -> impl Iterator<Item = (Vec<String>, &'a RecallHit)> {
+    let query = hits.first().map(|top| (mentions(&plan.query.query), top));
+    let leaders = hits
+        .iter()
+        .take(profile.hop_leaders)
+        .map(|hit| (mentions(&hit.evidence.content), hit));
+    query.into_iter().chain(leaders)
+}
+
+/// Gives every eligible item that mentions a rare thing a leader (or the query) mentions
+/// a score of at least `hop_share` × that leader's score, adding it to the hits when it
+/// was not a candidate. A new hit must satisfy the query's anchors and floor like any
+/// other; the hits come back in the order contract's order.
+pub fn hop(
+    mut hits: Vec<RecallHit>,
+    read: &MentionRead,
+    plan: &RecallPlan,
+    actor: &Actor,
+    profile: &RankingProfile,
+) -> Vec<RecallHit> {
+    if profile.hop_share <= 0.0 || read.keys.is_empty() {
+        return hits;
+    }
+    let mut credit: HashMap<EvidenceId, (f64, EvidenceId)> = HashMap::new();
+    let mut newcomers: HashMap<EvidenceId, Evidence> = HashMap::new();
+    let present: HashSet<EvidenceId> = hits.iter().map(|hit| hit.evidence.id).collect();
+    for (keys, leader) in sources(&hits, plan, profile) {
+        let earned = profile.hop_share * leader.score.value();
+        for key in keys {
+            let Some(found) = read.keys.get(&key) else {
+                continue;
+            };
+            if found.items > profile.hop_max_mentions as u64 {
+                continue;
+            }
+            for &item in &found.eligible {
+                if item == leader.evidence.id {
+                    continue;
+                }
+                if !present.contains(&item) {
+                    let Some(record) = read.records.get(&item) else {
+                        continue;
+                    };
+                    newcomers.entry(item).or_insert_with(|| record.clone());
+                }
+                let best = credit.entry(item).or_insert((0.0, leader.evidence.id));
+                if earned > best.0 {
+                    *best = (earned, leader.evidence.id);
+                }
+            }
+        }
+    }
+    let mut newcomers: Vec<Evidence> = newcomers.into_values().collect();
+    newcomers.retain(|item| {
+        let eligible = plan.query.admits(item, actor, plan.now);
+        debug_assert!(eligible, "backend returned an ineligible mention");
+        eligible && plan.anchors.iter().all(|a| a.satisfied_by(item))
+    });
+    hits.extend(
+        newcomers
+            .into_iter()
+            .map(|item| pipeline::hit(item, Score::from_unit(0.0), ScoreComponents::default())),
+    );
+    for hit in &mut hits {
+        if let Some(&(earned, leader)) = credit.get(&hit.evidence.id) {
+            if earned > hit.score.value() {
+                hit.score = Score::from_unit(earned);
+                hit.components.hop_from = Some(leader);
+            }
+        }
+    }
+    pipeline::floor_and_order(&mut hits, plan);
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::DEFAULT_PROFILE;
+    use crate::{NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
+    use uuid::Uuid;
+
+    const ACTOR: Actor = Actor {
+        team: TeamId(Uuid::from_u128(1)),
+        profile: ProfileId(Uuid::from_u128(2)),
+    };
+
+    fn evidence(id: u128, content: &str) -> Evidence {
+        let mut new = NewEvidence::new(content);
+        new.observed_at = Some(Timestamp::from_seconds(id as i64));
+        new.into_evidence(
+            EvidenceId(Uuid::from_u128(id)),
+            ACTOR.team,
+            ACTOR.profile,
+            Timestamp::from_seconds(id as i64),
+        )
+        .unwrap()
+    }
+
+    fn hit(evidence: &Evidence, score: f64) -> RecallHit {
+        pipeline::hit(
+            evidence.clone(),
+            Score::from_unit(score),
+            ScoreComponents::default(),
+        )
+    }
+
+    fn plan(query: &str) -> RecallPlan {
+        RecallPlan::new(
+            RecallQuery::text(query).validated().unwrap(),
+            Timestamp::from_seconds(1_000_000),
+        )
+    }
+
+    fn profile(share: f64) -> RankingProfile {
+        RankingProfile {
+            hop_share: share,
+            hop_leaders: 2,
+            hop_max_mentions: 3,
+            ..DEFAULT_PROFILE
+        }
+    }
+
+    /// A read where `key` is mentioned by `items` texts of the team, `eligible` of them
+    /// eligible; the records of all of them are read (the core ignores those it holds).
+    fn read(entries: &[(&str, u64, &[&Evidence])]) -> MentionRead {
+        let mut read = MentionRead::default();
+        for (key, items, eligible) in entries {
+            let ids = eligible.iter().map(|e| e.id).collect();
+            read.keys.insert(
+                key.to_string(),
+                Mentioned {
+                    items: *items,
+                    eligible: ids,
+                },
+            );
+            for e in *eligible {
+                read.records.insert(e.id, (*e).clone());
+            }
+        }
+        read
+    }
+
+    fn ids(hits: &[RecallHit]) -> Vec<u128> {
+        hits.iter().map(|h| h.evidence.id.0.as_u128()).collect()
+    }
+
+    #[test]
+    fn an_item_sharing_a_rare_phrase_with_the_leader_joins_above_a_weak_match() {
+        let leader = evidence(1, "I signed up for a pottery class last week");
+        let weak = evidence(2, "my week was long");
+        let other = evidence(3, "the pottery class made a bowl");
+        let hits = vec![hit(&leader, 1.0), hit(&weak, 0.3)];
+        let found = read(&[("potteri class", 2, &[&leader, &other])]);
+        let out = hop(
+            hits,
+            &found,
+            &plan("what did I sign up for"),
+            &ACTOR,
+            &profile(0.5),
+        );
+        assert_eq!(ids(&out), vec![1, 3, 2]);
+        assert_eq!(out[1].score.value(), 0.5);
+        assert_eq!(out[1].components.hop_from, Some(leader.id));
+    }
+
+    #[test]
+    fn a_hub_is_never_followed() {
+        let leader = evidence(1, "I signed up for a pottery class last week");
+        let other = evidence(3, "the pottery class made a bowl");
+        let hits = vec![hit(&leader, 1.0)];
+        let found = read(&[("potteri class", 4, &[&leader, &other])]);
+        let out = hop(hits, &found, &plan("sign up"), &ACTOR, &profile(0.5));
+        assert_eq!(ids(&out), vec![1]);
+    }
+
+    #[test]
+    fn credit_never_lowers_a_score_and_comes_from_the_best_leader() {
+        let first = evidence(1, "Berlin trip with Anna");
+        let second = evidence(2, "Anna called");
+        let strong = evidence(3, "Anna again");
+        let hits = vec![hit(&first, 1.0), hit(&second, 0.8), hit(&strong, 0.9)];
+        let found = read(&[("anna", 3, &[&first, &second, &strong])]);
+        let out = hop(hits, &found, &plan("berlin trip"), &ACTOR, &profile(0.5));
+        let score = |id: u128| out.iter().find(|h| h.evidence.id.0.as_u128() == id);
+        assert_eq!(score(3).map(|h| h.score.value()), Some(0.9));
+        assert_eq!(score(3).and_then(|h| h.components.hop_from), None);
+        assert_eq!(score(2).map(|h| h.score.value()), Some(0.8));
+    }
+
+    #[test]
+    fn the_querys_own_mentions_count_as_the_top_results() {
+        let top = evidence(1, "something about trips");
+        let named = evidence(2, "we finally saw the Grand Canyon");
+        let hits = vec![hit(&top, 0.8)];
+        let found = read(&[("grand canyon", 1, &[&named])]);
+        let out = hop(
+            hits,
+            &found,
+            &plan("when did we visit the Grand Canyon"),
+            &ACTOR,
+            &profile(0.5),
+        );
+        assert_eq!(ids(&out), vec![1, 2]);
+        assert_eq!(out[1].score.value(), 0.4);
+    }
+
+    #[test]
+    fn only_the_first_leaders_give_credit() {
+        let first = evidence(1, "plain words");
+        let second = evidence(2, "more plain words");
+        let third = evidence(3, "we visited Zanzibar");
+        let other = evidence(4, "Zanzibar was hot");
+        let hits = vec![hit(&first, 1.0), hit(&second, 0.9), hit(&third, 0.8)];
+        let found = read(&[("zanzibar", 2, &[&third, &other])]);
+        let out = hop(hits, &found, &plan("plain"), &ACTOR, &profile(0.5));
+        assert_eq!(ids(&out), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn no_keys_are_read_when_the_profile_does_not_hop() {
+        let leader = evidence(1, "we visited Zanzibar");
+        let hits = vec![hit(&leader, 1.0)];
+        assert!(keys(&hits, &plan("trip"), &profile(0.0)).is_empty());
+        assert!(keys(&hits, &plan("trip"), &profile(0.5)).contains(&"zanzibar".to_string()));
+    }
+}
