@@ -13,11 +13,11 @@
 //! its group ([`crate::window::Neighbours::after`], exactly the eligibility of a window
 //! neighbour, which is a result's), and this module scores.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use crate::pipeline::{self, RankingProfile, RecallHit, RecallPlan, ScoreComponents};
+use crate::pipeline::{Credit, RankingProfile, RecallHit, RecallPlan};
 use crate::window::Neighbours;
-use crate::{signals, Actor, Evidence, EvidenceId, Score};
+use crate::{signals, Actor, Evidence, EvidenceId};
 
 /// The hits whose followers are worth reading: the first `limit` ranked hits that belong
 /// to a source group, when the profile gives follow-on credit and the recall is ranked.
@@ -47,7 +47,7 @@ fn leading<'a>(hits: &'a [RecallHit], plan: &RecallPlan) -> impl Iterator<Item =
 /// hit must satisfy the query's anchors and floor like any other; the hits come back in
 /// the order contract's order.
 pub fn follow_on(
-    mut hits: Vec<RecallHit>,
+    hits: Vec<RecallHit>,
     neighbours: &HashMap<EvidenceId, Neighbours>,
     plan: &RecallPlan,
     actor: &Actor,
@@ -57,25 +57,9 @@ pub fn follow_on(
     if share <= 0.0 || neighbours.is_empty() {
         return hits;
     }
-    let mut present: HashSet<EvidenceId> = hits.iter().map(|hit| hit.evidence.id).collect();
-    // The best credit each follower earns, from the leaders' own scores.
-    let mut credit: HashMap<EvidenceId, (f64, EvidenceId)> = HashMap::new();
-    let mut newcomers = Vec::new();
     // Only the leaders give credit, whatever else `neighbours` holds (`mnem eval --fit`
     // passes every candidate's), so a profile ranks offline exactly as in a recall.
-    let mut give = |item: &Evidence, earned: f64, leader: EvidenceId| {
-        let best = credit.entry(item.id).or_insert((0.0, leader));
-        if earned > best.0 {
-            *best = (earned, leader);
-        }
-        if present.insert(item.id) {
-            newcomers.push(pipeline::hit(
-                item.clone(),
-                Score::from_unit(0.0),
-                ScoreComponents::default(),
-            ));
-        }
-    };
+    let mut credit = Credit::new(&hits);
     for hit in leading(&hits, plan) {
         let Some(after) = neighbours.get(&hit.evidence.id).map(|n| &n.after) else {
             continue;
@@ -84,37 +68,27 @@ pub fn follow_on(
             continue;
         };
         let leader = hit.evidence.id;
-        give(next, share * hit.score.value(), leader);
+        credit.give(next.id, || Some(next), share * hit.score.value(), leader);
         // A follow-up question about the leader ("what did you do there?") says nothing
         // itself: its answer, the item after it, is the leader's continuation.
         if profile.follow_through > 0.0 && signals::only_asks(next) {
             if let Some(answer) = after.get(1) {
-                give(answer, profile.follow_through * hit.score.value(), leader);
+                let earned = profile.follow_through * hit.score.value();
+                credit.give(answer.id, || Some(answer), earned, leader);
             }
         }
     }
-    newcomers.retain(|hit| {
-        let eligible = plan.query.admits(&hit.evidence, actor, plan.now);
-        debug_assert!(eligible, "backend returned an ineligible follower");
-        eligible && plan.anchors.iter().all(|a| a.satisfied_by(&hit.evidence))
-    });
-    hits.extend(newcomers);
-    for hit in &mut hits {
-        if let Some(&(earned, leader)) = credit.get(&hit.evidence.id) {
-            if earned > hit.score.value() {
-                hit.score = Score::from_unit(earned);
-                hit.components.follows = Some(leader);
-            }
-        }
-    }
-    pipeline::floor_and_order(&mut hits, plan);
-    hits
+    credit.settle(hits, plan, actor, "follower", |components, leader| {
+        components.follows = Some(leader)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::ScoreComponents;
     use crate::pipeline::DEFAULT_PROFILE;
+    use crate::Score;
     use crate::{NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
     use uuid::Uuid;
 

@@ -17,8 +17,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::mention::mentions;
-use crate::pipeline::{self, RankingProfile, RecallHit, RecallPlan, ScoreComponents};
-use crate::{Actor, Evidence, EvidenceId, Score};
+use crate::pipeline::{Credit, RankingProfile, RecallHit, RecallPlan};
+use crate::{Actor, Evidence, EvidenceId};
 
 /// What the store knows about one mention key in a team.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -74,7 +74,7 @@ fn sources<'a>(
 /// was not a candidate. A new hit must satisfy the query's anchors and floor like any
 /// other; the hits come back in the order contract's order.
 pub fn hop(
-    mut hits: Vec<RecallHit>,
+    hits: Vec<RecallHit>,
     read: &MentionRead,
     plan: &RecallPlan,
     actor: &Actor,
@@ -83,9 +83,7 @@ pub fn hop(
     if profile.hop_share <= 0.0 || read.keys.is_empty() {
         return hits;
     }
-    let mut credit: HashMap<EvidenceId, (f64, EvidenceId)> = HashMap::new();
-    let mut newcomers: HashMap<EvidenceId, Evidence> = HashMap::new();
-    let present: HashSet<EvidenceId> = hits.iter().map(|hit| hit.evidence.id).collect();
+    let mut credit = Credit::new(&hits);
     for (keys, leader) in sources(&hits, plan, profile) {
         let earned = profile.hop_share * leader.score.value();
         for key in keys {
@@ -96,49 +94,23 @@ pub fn hop(
                 continue;
             }
             for &item in &found.eligible {
-                if item == leader.evidence.id {
-                    continue;
-                }
-                if !present.contains(&item) {
-                    let Some(record) = read.records.get(&item) else {
-                        continue;
-                    };
-                    newcomers.entry(item).or_insert_with(|| record.clone());
-                }
-                let best = credit.entry(item).or_insert((0.0, leader.evidence.id));
-                if earned > best.0 {
-                    *best = (earned, leader.evidence.id);
+                if item != leader.evidence.id {
+                    credit.give(item, || read.records.get(&item), earned, leader.evidence.id);
                 }
             }
         }
     }
-    let mut newcomers: Vec<Evidence> = newcomers.into_values().collect();
-    newcomers.retain(|item| {
-        let eligible = plan.query.admits(item, actor, plan.now);
-        debug_assert!(eligible, "backend returned an ineligible mention");
-        eligible && plan.anchors.iter().all(|a| a.satisfied_by(item))
-    });
-    hits.extend(
-        newcomers
-            .into_iter()
-            .map(|item| pipeline::hit(item, Score::from_unit(0.0), ScoreComponents::default())),
-    );
-    for hit in &mut hits {
-        if let Some(&(earned, leader)) = credit.get(&hit.evidence.id) {
-            if earned > hit.score.value() {
-                hit.score = Score::from_unit(earned);
-                hit.components.hop_from = Some(leader);
-            }
-        }
-    }
-    pipeline::floor_and_order(&mut hits, plan);
-    hits
+    credit.settle(hits, plan, actor, "mention", |components, leader| {
+        components.hop_from = Some(leader)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pipeline::DEFAULT_PROFILE;
+    use crate::pipeline::{self, ScoreComponents};
+    use crate::Score;
     use crate::{NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
     use uuid::Uuid;
 

@@ -29,7 +29,7 @@ use uuid::Uuid;
 
 use crate::prepared;
 use crate::recall_branches::{candidate_from_row, evidence_columns, Statement};
-use crate::rows::col;
+use crate::rows::{col, StoredTexts};
 use crate::{param_refs, DbResult};
 
 /// Stores blocks given as one array per column (`$1` the team).
@@ -224,30 +224,19 @@ async fn store_blocks(
 /// at a time in memory, written as blocks fill. Row-level security is lifted by the
 /// caller (the owner has no team).
 pub(crate) async fn index_all(tx: &tokio_postgres::Transaction<'_>) -> Result<usize> {
-    const BATCH: i64 = 2_000;
     let mut open: HashMap<(Uuid, String), Block> = HashMap::new();
     let mut full: HashMap<Uuid, BlockRows> = HashMap::new();
-    let mut after = (Uuid::nil(), i64::MIN);
+    let mut texts = StoredTexts::new();
     let mut indexed = 0usize;
     loop {
-        // Keyset over the (team_id, doc) index: each team's texts in doc order.
-        let rows = tx
-            .query(
-                "SELECT team_id, doc, content FROM evidence \
-                 WHERE (team_id, doc) > ($1, $2) AND text_length > 0 \
-                 ORDER BY team_id, doc LIMIT $3",
-                &[&after.0, &after.1, &BATCH],
-            )
-            .await
-            .db()?;
-        let Some(last) = rows.last() else {
+        // Each team's texts in doc order, as block posting lists require.
+        let batch = texts.next(tx).await?;
+        if batch.is_empty() {
             break;
-        };
-        after = (col(last, 0)?, col(last, 1)?);
-        for row in &rows {
-            let (team, doc, content): (Uuid, i64, String) =
-                (col(row, 0)?, col(row, 1)?, col(row, 2)?);
-            let terms = document_terms(&content);
+        }
+        for (team, doc, content) in &batch {
+            let (team, doc) = (*team, *doc);
+            let terms = document_terms(content);
             for (term, &frequency) in &terms.frequencies {
                 let posting = Posting {
                     doc,
@@ -261,7 +250,7 @@ pub(crate) async fn index_all(tx: &tokio_postgres::Transaction<'_>) -> Result<us
                 }
             }
         }
-        indexed += rows.len();
+        indexed += batch.len();
         for (team, blocks) in full.drain() {
             store_blocks(tx, team, &blocks).await?;
         }

@@ -11,7 +11,7 @@ use mnem_store::Result;
 use uuid::Uuid;
 
 use crate::recall_branches::{evidence_columns, push_eligibility, Statement};
-use crate::rows::{col, evidence_from_row};
+use crate::rows::{col, evidence_from_row, StoredTexts};
 use crate::{param_refs, prepared, DbResult};
 
 const INSERT: &str = "INSERT INTO mentions (team_id, entity_key, doc) \
@@ -63,32 +63,18 @@ pub(crate) async fn unindex(tx: &Transaction<'_>, team: Uuid, doc: i64) -> Resul
 /// Derives the mentions of every stored text (a migration's Rust step; row-level
 /// security is lifted by the caller).
 pub(crate) async fn index_all(tx: &tokio_postgres::Transaction<'_>) -> Result<usize> {
-    const BATCH: i64 = 2_000;
-    let mut after = (Uuid::nil(), i64::MIN);
+    let mut texts = StoredTexts::new();
     let mut indexed = 0usize;
     loop {
-        let rows = tx
-            .query(
-                "SELECT team_id, doc, content FROM evidence \
-                 WHERE (team_id, doc) > ($1, $2) AND content <> '' \
-                 ORDER BY team_id, doc LIMIT $3",
-                &[&after.0, &after.1, &BATCH],
-            )
-            .await
-            .db()?;
-        let Some(last) = rows.last() else {
+        let batch = texts.next(tx).await?;
+        if batch.is_empty() {
             break;
-        };
-        after = (col(last, 0)?, col(last, 1)?);
-        let texts: Vec<(Uuid, i64, String)> = rows
-            .iter()
-            .map(|row| Ok((col(row, 0)?, col(row, 1)?, col(row, 2)?)))
-            .collect::<Result<_>>()?;
-        let found = Rows::of(texts.iter().map(|(t, d, c)| (*t, *d, c.as_str())));
+        }
+        let found = Rows::of(batch.iter().map(|(t, d, c)| (*t, *d, c.as_str())));
         tx.execute(INSERT, &[&found.teams, &found.keys, &found.docs])
             .await
             .db()?;
-        indexed += rows.len();
+        indexed += batch.len();
         tracing::info!(indexed, "deriving the mentions of stored texts");
     }
     Ok(indexed)

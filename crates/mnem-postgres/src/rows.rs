@@ -65,3 +65,44 @@ pub fn evidence_from_row(row: &Row) -> Result<Evidence> {
 pub fn optional_stamp(row: &Row, index: usize) -> Result<Option<Timestamp>> {
     stamp(row, index)
 }
+
+/// One stored text as the migrations' derivation steps read it: team, doc, content.
+pub type StoredText = (uuid::Uuid, i64, String);
+
+/// Every team's non-empty stored texts, read in batches in `(team_id, doc)` order over
+/// that index (a keyset walk, so a batch never re-reads or skips a row): the one reader
+/// the migration steps that derive rows from stored texts share.
+pub struct StoredTexts {
+    after: (uuid::Uuid, i64),
+}
+
+impl StoredTexts {
+    const BATCH: i64 = 2_000;
+
+    pub fn new() -> Self {
+        Self {
+            after: (uuid::Uuid::nil(), i64::MIN),
+        }
+    }
+
+    /// The next batch, empty once every text was read.
+    pub async fn next(&mut self, tx: &tokio_postgres::Transaction<'_>) -> Result<Vec<StoredText>> {
+        let rows = tx
+            .query(
+                "SELECT team_id, doc, content FROM evidence \
+                 WHERE (team_id, doc) > ($1, $2) AND content <> '' \
+                 ORDER BY team_id, doc LIMIT $3",
+                &[&self.after.0, &self.after.1, &Self::BATCH],
+            )
+            .await
+            .map_err(StoreError::backend)?;
+        let texts: Vec<StoredText> = rows
+            .iter()
+            .map(|row| Ok((col(row, 0)?, col(row, 1)?, col(row, 2)?)))
+            .collect::<Result<_>>()?;
+        if let Some((team, doc, _)) = texts.last() {
+            self.after = (*team, *doc);
+        }
+        Ok(texts)
+    }
+}

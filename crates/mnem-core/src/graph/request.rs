@@ -667,6 +667,55 @@ pub fn check_span(at: &str, start: usize, end: usize, len: usize) -> Result<(), 
     Ok(())
 }
 
+/// The decisions `resolve_hypothesis` takes: `confirm` (with a proof) or `reject`.
+pub const HYPOTHESIS_DECISIONS: [&str; 2] = ["confirm", "reject"];
+
+/// The closed vocabularies of request fields written as plain strings, as JSON Schema
+/// `enum`s built from the types that parse them, so a generated client offers exactly the
+/// words the server accepts.
+#[cfg(feature = "schema")]
+pub mod vocabulary {
+    use schemars::{json_schema, Schema, SchemaGenerator};
+
+    use super::HYPOTHESIS_DECISIONS;
+    use crate::graph::model::Polarity;
+    use crate::graph::HypothesisStatus;
+    use crate::{Authority, SourceType, Space};
+
+    fn words(words: Vec<&'static str>) -> Schema {
+        json_schema!({"type": "string", "enum": words})
+    }
+
+    pub fn source_type(_: &mut SchemaGenerator) -> Schema {
+        words(SourceType::ALL.iter().map(|w| w.as_str()).collect())
+    }
+
+    pub fn authority(_: &mut SchemaGenerator) -> Schema {
+        words(Authority::ALL.iter().map(|w| w.as_str()).collect())
+    }
+
+    pub fn space(_: &mut SchemaGenerator) -> Schema {
+        words(Space::ALL.iter().map(|w| w.as_str()).collect())
+    }
+
+    /// A hypothesis's statuses, as a list filter.
+    pub fn hypothesis_statuses(_: &mut SchemaGenerator) -> Schema {
+        let statuses: Vec<&str> = HypothesisStatus::ALL.iter().map(|s| s.as_str()).collect();
+        json_schema!({"type": "array", "items": {"type": "string", "enum": statuses}})
+    }
+
+    /// What `resolve_hypothesis` decides.
+    pub fn hypothesis_decision(_: &mut SchemaGenerator) -> Schema {
+        words(HYPOTHESIS_DECISIONS.to_vec())
+    }
+
+    /// Both spellings `Polarity::parse` reads.
+    pub fn polarity(_: &mut SchemaGenerator) -> Schema {
+        let spellings = [Polarity::Positive, Polarity::Negative].map(Polarity::as_str);
+        words([spellings[0], spellings[1], "positive", "negative"].to_vec())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -817,54 +866,5 @@ mod tests {
             "evidence": [{"content": "x"}]
         }));
         assert!(known.is_ok(), "the same request without it is accepted");
-    }
-}
-
-/// The decisions `resolve_hypothesis` takes: `confirm` (with a proof) or `reject`.
-pub const HYPOTHESIS_DECISIONS: [&str; 2] = ["confirm", "reject"];
-
-/// The closed vocabularies of request fields written as plain strings, as JSON Schema
-/// `enum`s built from the types that parse them, so a generated client offers exactly the
-/// words the server accepts.
-#[cfg(feature = "schema")]
-pub mod vocabulary {
-    use schemars::{json_schema, Schema, SchemaGenerator};
-
-    use super::HYPOTHESIS_DECISIONS;
-    use crate::graph::model::Polarity;
-    use crate::graph::HypothesisStatus;
-    use crate::{Authority, SourceType, Space};
-
-    fn words(words: Vec<&'static str>) -> Schema {
-        json_schema!({"type": "string", "enum": words})
-    }
-
-    pub fn source_type(_: &mut SchemaGenerator) -> Schema {
-        words(SourceType::ALL.iter().map(|w| w.as_str()).collect())
-    }
-
-    pub fn authority(_: &mut SchemaGenerator) -> Schema {
-        words(Authority::ALL.iter().map(|w| w.as_str()).collect())
-    }
-
-    pub fn space(_: &mut SchemaGenerator) -> Schema {
-        words(Space::ALL.iter().map(|w| w.as_str()).collect())
-    }
-
-    /// A hypothesis's statuses, as a list filter.
-    pub fn hypothesis_statuses(_: &mut SchemaGenerator) -> Schema {
-        let statuses: Vec<&str> = HypothesisStatus::ALL.iter().map(|s| s.as_str()).collect();
-        json_schema!({"type": "array", "items": {"type": "string", "enum": statuses}})
-    }
-
-    /// What `resolve_hypothesis` decides.
-    pub fn hypothesis_decision(_: &mut SchemaGenerator) -> Schema {
-        words(HYPOTHESIS_DECISIONS.to_vec())
-    }
-
-    /// Both spellings `Polarity::parse` reads.
-    pub fn polarity(_: &mut SchemaGenerator) -> Schema {
-        let spellings = [Polarity::Positive, Polarity::Negative].map(Polarity::as_str);
-        words([spellings[0], spellings[1], "positive", "negative"].to_vec())
     }
 }

@@ -6,12 +6,14 @@
 //! the byte budget; fusion and rerank are here.
 
 mod budget;
+mod credit;
 mod excerpt;
 pub mod learned;
 mod plan;
 mod profile;
 
 pub use budget::{fit_budget, MIN_CONTEXT_BYTES};
+pub(crate) use credit::Credit;
 pub(crate) use excerpt::sentences;
 pub use excerpt::{excerpt, ELISION, MIN_SHARE_BYTES};
 use plan::normalise_phrase;
