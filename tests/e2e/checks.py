@@ -34,6 +34,18 @@ def check_tool_list(tools):
         "every tool has a title, and the SDK reads the read-only and destructive hints",
     )
 
+    def output_schema(name):
+        tool = by_name[name]
+        return getattr(tool, "output_schema", getattr(tool, "outputSchema", None))
+
+    # The SDK checks each answer of these tools against its schema when it calls them.
+    outlined = {"recall_memory", "remember", "trace_memory"}
+    check(
+        all((output_schema(name) or {}).get("type") == "object" for name in outlined)
+        and all(output_schema(name) is None for name in names - outlined),
+        "the SDK reads the output schemas of recall_memory, remember and trace_memory",
+    )
+
 
 def check(condition, what):
     if not condition:

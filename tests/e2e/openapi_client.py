@@ -1,7 +1,8 @@
 """`/openapi.json` through a code generator nobody here wrote (openapi-python-client, from
 PyPI): it must read the document without a warning — except the streamed import, whose
 `application/x-ndjson` body it does not generate, by design — and the client it writes
-must remember and recall against a real `mnem serve`.
+must remember and recall against a real `mnem serve`, parsing the answers into its typed
+models.
 
 Usage: python openapi_client.py PATH_TO_MNEM   (exits non-zero on the first failed check)
 """
@@ -101,6 +102,14 @@ def main(binary):
             results = json.loads(answer.content)["results"]
             check([r["context"] for r in results] == ["The generated client wrote this note"],
                   "the generated client recalls what it remembered")
+            # The answers are typed: the client parses them into its generated models.
+            parsed = answer.parsed
+            check(isinstance(parsed, models.PublicRecall)
+                  and [r.context for r in parsed.results] == [r["context"] for r in results],
+                  "the recall's answer parses as the generated PublicRecall")
+            check(isinstance(written.parsed, models.RememberOutcome)
+                  and written.parsed.evidence[0].state.value == "current",
+                  "the remember's answer parses as the generated RememberOutcome")
             refused = recall.sync_detailed(
                 client=client, body=models.RecallInput.from_dict({"query": "x", "limit": 0}))
             check(refused.status_code == 400 and refused.parsed.error.field == "limit",

@@ -9,6 +9,7 @@
 mod input;
 mod names;
 mod ops;
+pub mod output;
 pub mod schema;
 
 pub use input::{

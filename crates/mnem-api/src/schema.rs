@@ -1,4 +1,4 @@
-//! Input schemas as every client reads them: what schemars writes for Rust types, made
+//! Schemas as every client reads them: what schemars writes for Rust types, made
 //! portable for the MCP tool list and the OpenAPI document.
 //!
 //! schemars names Rust's integer and float widths as formats (`uint`, `uint32`, `int64`,
@@ -7,6 +7,7 @@
 //! `anyOf` with a `{"type": "null"}` branch), which generators turn into a second,
 //! "nullable" type for a field that is simply optional. Both are rewritten here; a field
 //! left out means the same as before, and a `null` sent anyway is still read as absent.
+//! An answer's schema keeps its `null` unions: there a `null` is really sent.
 //! A `const` (the tag of a tagged union) becomes a one-word `enum`: the same constraint,
 //! which OpenAPI 3.0 generators read (openapi-python-client drops a union member whose
 //! property is a `const`).
@@ -22,16 +23,53 @@ const RUST_NUMBER_FORMATS: [&str; 12] = [
 /// Rewrites `schema` in place: Rust number formats dropped, unions with `null` reduced to
 /// the other member.
 pub fn make_portable(schema: &mut Value) {
+    rewrite(schema, true);
+}
+
+/// [`make_portable`] for the schema of an answer, which keeps the unions with `null` of
+/// the fields it always sends (`null` included), and drops them from the fields it leaves
+/// out when they have no value (not `required`): those are absent, never `null`.
+pub fn make_portable_answer(schema: &mut Value) {
+    rewrite(schema, false);
+}
+
+/// Drops the `null` member of each property `object` does not require.
+fn drop_null_of_optional_fields(object: &mut Map<String, Value>) {
+    let required: Vec<String> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            if let (false, Value::Object(property)) = (required.contains(name), property) {
+                drop_null_member(property);
+            }
+        }
+    }
+}
+
+fn rewrite(schema: &mut Value, drop_null: bool) {
     match schema {
         Value::Object(object) => {
             drop_rust_format(object);
-            drop_null_member(object);
+            if drop_null {
+                drop_null_member(object);
+            } else {
+                drop_null_of_optional_fields(object);
+            }
             const_as_enum(object);
             for value in object.values_mut() {
-                make_portable(value);
+                rewrite(value, drop_null);
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(make_portable),
+        Value::Array(items) => items.iter_mut().for_each(|item| rewrite(item, drop_null)),
         _ => {}
     }
 }
@@ -88,6 +126,16 @@ fn drop_null_member(object: &mut Map<String, Value>) {
 
 /// Whether `schema` still holds anything [`make_portable`] rewrites (for tests).
 pub fn has_unportable(schema: &Value) -> bool {
+    unportable(schema, true)
+}
+
+/// Whether `schema` still holds anything [`make_portable_answer`] rewrites anywhere (a Rust
+/// number format, a `const`), for tests; `null` unions are an answer's to keep.
+pub fn has_unportable_answer(schema: &Value) -> bool {
+    unportable(schema, false)
+}
+
+fn unportable(schema: &Value, nullable_too: bool) -> bool {
     match schema {
         Value::Object(object) => {
             let format = object.get("format").and_then(Value::as_str);
@@ -97,11 +145,11 @@ pub fn has_unportable(schema: &Value) -> bool {
                 None => false,
             };
             format.is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f))
-                || nullable
+                || (nullable && nullable_too)
                 || object.contains_key("const")
-                || object.values().any(has_unportable)
+                || object.values().any(|v| unportable(v, nullable_too))
         }
-        Value::Array(items) => items.iter().any(has_unportable),
+        Value::Array(items) => items.iter().any(|v| unportable(v, nullable_too)),
         _ => false,
     }
 }
@@ -110,6 +158,26 @@ pub fn has_unportable(schema: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_answer_keeps_null_only_where_it_sends_null() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "contract": {"anyOf": [{"$ref": "#/$defs/Contract"}, {"type": "null"}]},
+                "partial": {"type": ["boolean", "null"], "format": "uint8"},
+                "count": {"type": "integer", "format": "uint"}
+            },
+            "required": ["contract", "count"]
+        });
+        make_portable_answer(&mut schema);
+        assert_eq!(
+            schema["properties"]["contract"]["anyOf"][1],
+            json!({"type": "null"})
+        );
+        assert_eq!(schema["properties"]["partial"], json!({"type": "boolean"}));
+        assert_eq!(schema["properties"]["count"], json!({"type": "integer"}));
+    }
 
     #[test]
     fn rust_formats_and_null_unions_are_rewritten() {

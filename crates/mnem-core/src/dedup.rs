@@ -26,6 +26,7 @@ use crate::{Authority, Evidence, LifecycleState, ProfileId, SourceType, Space, T
 /// One write of an item: who wrote it, from where, observed when. An item written once
 /// has only its own (kept on the evidence row); an item written again gets one per write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Provenance {
     pub owner: ProfileId,
     pub source_type: SourceType,
@@ -73,6 +74,7 @@ impl Provenance {
 
 /// How a repeated write was settled, reported in the write's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Duplicate {
     /// Another write of a stored item: its provenance was recorded beside the item's.

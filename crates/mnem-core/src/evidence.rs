@@ -135,6 +135,7 @@ impl FromStr for Ref {
 
 /// A path of labels, outermost first (`["acme", "api"]`). The empty path is team-wide.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Scope(Vec<String>);
 
@@ -346,6 +347,7 @@ impl NewEvidence {
 /// A stored evidence record. It carries no score: relevance is a read-side annotation on
 /// [`crate::RecallHit`], so there is no field through which a score could be persisted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Evidence {
     pub id: EvidenceId,
     pub team: TeamId,
@@ -386,6 +388,7 @@ impl Evidence {
 /// One entry of the append-only lifecycle log: who moved the evidence to which state,
 /// when, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LifecycleEvent {
     pub state: LifecycleState,
     pub at: Timestamp,

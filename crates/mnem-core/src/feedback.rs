@@ -130,6 +130,7 @@ impl RecallFeedback {
 
 /// How often an item appeared in judged recalls, and how it was judged.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Feedback that listed it among a recall's results.
     pub returned: u64,

@@ -190,6 +190,7 @@ pub struct PackRelationship {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PackCounts {
     pub profiles: usize,
     pub evidence: usize,

@@ -375,6 +375,7 @@ impl Candidate {
 /// evidence window (neighbours of the same source group, in order) and are absent when
 /// there is none, so a recall without windows has exactly the original shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PublicResult {
     pub evidence_id: EvidenceId,
     pub context: String,
@@ -395,6 +396,7 @@ pub struct PublicResult {
 /// One neighbour in a result's window. `hit` marks an item that matched the query itself
 /// (a result merged into this one because their windows overlapped).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PublicWindowItem {
     pub evidence_id: EvidenceId,
     pub context: String,
@@ -424,6 +426,7 @@ impl From<&WindowItem> for PublicWindowItem {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PublicRecall {
     pub results: Vec<PublicResult>,
     pub discovery_paths: Vec<DiscoveryPath>,
@@ -442,6 +445,7 @@ pub struct PublicRecall {
 /// A hypothesis as a recall shows it: what it says, where it stands, what it came from,
 /// and the optional chat model's reading when it gave one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PublicHypothesis {
     pub hypothesis_id: crate::HypothesisId,
     pub statement: String,
@@ -466,6 +470,7 @@ impl From<&crate::graph::Hypothesis> for PublicHypothesis {
 /// A community summary as a recall shows it: marked (`kind`), with the entities it
 /// names (ids to expand from) and the version of the computation that found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PublicCommunity {
     /// Always `community_summary`: a derived entry, not a result.
     pub kind: String,

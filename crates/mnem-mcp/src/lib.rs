@@ -64,6 +64,11 @@ impl<S> MemoryTools<S> {
     }
 }
 
+/// The operations whose tools declare the outline of their answer as `outputSchema`: the
+/// three a program calls and reads field by field. Declaring every tool's would cost about
+/// 2.7 KB more of the list every agent carries; `/openapi.json` has every answer whole.
+const OUTLINED: [&str; 3] = ["recall", "remember", "trace"];
+
 /// A tool's answer: the operation's JSON as structured content (and, for clients that
 /// read only text, the same JSON as its text block), or its public error message.
 fn answer(result: Result<serde_json::Value, OpError>) -> Result<CallToolResult, String> {
@@ -87,12 +92,20 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
 
     fn with_caller(ops: Operations<S>, caller: Caller) -> Self {
         let mut tool_router = Self::tool_router();
-        // Portable schemas: no Rust number formats, no `null` unions for optional fields.
         for route in tool_router.map.values_mut() {
+            // Portable schemas: no Rust number formats, no `null` unions for optional
+            // fields; no `$schema`, since MCP reads an embedded schema as JSON Schema
+            // 2020-12 unless told otherwise (SEP-1613), and every agent carries the list.
             let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
             mnem_api::schema::make_portable(&mut schema);
-            if let serde_json::Value::Object(object) = schema {
+            if let serde_json::Value::Object(mut object) = schema {
+                object.remove("$schema");
                 route.attr.input_schema = std::sync::Arc::new(object);
+            }
+            let op = mnem_api::Operation::of_tool(&route.attr.name);
+            if let Some(op) = op.filter(|op| OUTLINED.contains(&op.name)) {
+                route.attr.output_schema =
+                    mnem_api::output::answer_outline(op.name).map(std::sync::Arc::new);
             }
         }
         Self {

@@ -117,6 +117,17 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
     };
     assert_eq!(destructive("forget"), Some(true));
     assert_eq!(destructive("remember"), Some(false));
+    // The three tools a program reads field by field declare their answers' outline.
+    let mut outlined: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.output_schema.is_some())
+        .map(|t| t.name.as_ref())
+        .collect();
+    outlined.sort();
+    assert_eq!(outlined, ["recall_memory", "remember", "trace_memory"]);
+    assert!(tools
+        .iter()
+        .all(|t| !t.input_schema.contains_key("$schema")));
     let weight: usize = tools
         .iter()
         .map(|t| serde_json::to_string(t).unwrap().len())
@@ -143,9 +154,48 @@ async fn the_tools_are_listed_with_schemas_that_refuse_unknown_fields() {
         .contains("trace_memory"));
 }
 
+/// Whether `answer` fits a tool's declared outline: every field it always has is there,
+/// and every field present is a listed one of the listed JSON type.
+fn fits_outline(answer: &Value, outline: &serde_json::Map<String, Value>) -> Result<(), String> {
+    let fields = answer.as_object().ok_or("not an object")?;
+    for required in outline["required"].as_array().ok_or("no required list")? {
+        let name = required.as_str().ok_or("a required entry is not a name")?;
+        if !fields.contains_key(name) {
+            return Err(format!("{name} is missing"));
+        }
+    }
+    for (name, value) in fields {
+        let declared = &outline["properties"][name];
+        let kinds: Vec<&str> = match &declared["type"] {
+            Value::String(kind) => vec![kind.as_str()],
+            Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+            _ => return Err(format!("{name} is not a listed field with a type")),
+        };
+        let kind = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        let fits = kinds.contains(&kind) || (kind == "integer" && kinds.contains(&"number"));
+        if !fits {
+            return Err(format!("{name} is {kind}, declared {kinds:?}"));
+        }
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn remember_recall_trace_over_mcp() {
     let client = connect(store(), "t").await;
+    let tools = client.list_all_tools().await.unwrap();
+    let outline = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).expect(name);
+        tool.output_schema.clone().expect("an outline")
+    };
     let outcome = ok(&call(
         &client,
         "remember",
@@ -161,6 +211,7 @@ async fn remember_recall_trace_over_mcp() {
     .await);
     let relationship = outcome["relationships"][0]["relationship_id"].clone();
     assert_eq!(outcome["relationships"][0]["status"], "active");
+    assert_eq!(fits_outline(&outcome, &outline("remember")), Ok(()));
 
     let recalled = ok(&call(
         &client,
@@ -169,6 +220,10 @@ async fn remember_recall_trace_over_mcp() {
     )
     .await);
     assert_eq!(recalled["results"][0]["context"], "Mark works on Atlas.");
+    assert_eq!(fits_outline(&recalled, &outline("recall_memory")), Ok(()));
+    let mut unlisted = recalled.clone();
+    unlisted["score"] = json!(0.5);
+    assert!(fits_outline(&unlisted, &outline("recall_memory")).is_err());
     assert_eq!(
         recalled["discovery_paths"][0]["relationships"][0]["relationship_id"],
         relationship
@@ -181,6 +236,7 @@ async fn remember_recall_trace_over_mcp() {
     )
     .await);
     assert_eq!(trace["supports"][0]["quote"], "Mark works on Atlas");
+    assert_eq!(fits_outline(&trace, &outline("trace_memory")), Ok(()));
 
     // Evidence written without a source is sourced to the transport, as the CLI's is.
     ok(&call(

@@ -1,13 +1,16 @@
 //! The OpenAPI 3.1 document at `/openapi.json`, generated from the same types the JSON
-//! API deserialises (and the MCP tools publish), so the document cannot drift from what
-//! the server accepts.
+//! API deserialises and encodes (and the MCP tools publish), so the document cannot drift from what
+//! the server accepts and answers.
 
+use std::collections::HashMap;
+
+use mnem_api::schema::{make_portable, make_portable_answer};
+use mnem_api::{output, Operation, OPERATIONS};
 use mnem_api::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
     QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
     StatusInput, TraceInput,
 };
-use mnem_api::{Operation, OPERATIONS};
 use mnem_core::graph::RememberRequest;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
@@ -25,12 +28,16 @@ fn error_response(description: &str) -> Value {
     })
 }
 
-fn path_item(op: &Operation, request: Value) -> Value {
+fn path_item(op: &Operation, request: Value, answer: Value) -> Value {
     let mut responses = Map::new();
     responses.insert(
         "200".into(),
-        json!({"description": "The result, as the MCP tool of the same name returns it",
-               "content": {"application/json": {"schema": {"type": "object"}}}}),
+        json!({"description": match op.name {
+                   "explain" => "A recall's answer, each result also carrying its `score` and \
+                                 score `components`",
+                   _ => "The result, as the MCP tool of the same name returns it",
+               },
+               "content": {"application/json": {"schema": answer}}}),
     );
     responses.insert(
         "400".into(),
@@ -113,7 +120,15 @@ fn hoist_inline_unions(schemas: &mut Map<String, Value>) {
 /// Hoists the inline unions among `schema`'s properties, here and in its own union
 /// members, naming each after `owner`.
 fn hoist_from(schema: &mut Value, owner: &str, hoisted: &mut Vec<(String, Value)>) {
-    let is_union = |v: &Value| v.get("oneOf").is_some() || v.get("anyOf").is_some();
+    // A union of one schema with `null` (an answer's optional value) stays where it is:
+    // generators read it as a nullable field.
+    let is_union = |v: &Value| {
+        ["oneOf", "anyOf"].iter().any(|key| {
+            v.get(key)
+                .and_then(Value::as_array)
+                .is_some_and(|members| members.iter().filter(|m| !is_null(m)).count() > 1)
+        })
+    };
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         for (property, value) in properties.iter_mut() {
             if is_union(value) {
@@ -135,6 +150,10 @@ fn hoist_from(schema: &mut Value, owner: &str, hoisted: &mut Vec<(String, Value)
     }
 }
 
+fn is_null(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("null")
+}
+
 /// `source_type` → `SourceType`.
 fn camel(name: &str) -> String {
     name.split('_')
@@ -147,49 +166,120 @@ fn camel(name: &str) -> String {
         .collect()
 }
 
+/// A function that registers a type's schema with a generator and refers to it.
+type Of = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
+
+fn of<T: JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    generator.subschema_for::<T>()
+}
+
+/// The schema of an operation's answer ([`output::answer_schema`]); null for an operation
+/// without one, which the document test refuses.
+fn answer(name: &str, generator: &mut schemars::SchemaGenerator) -> Value {
+    output::answer_schema(name, generator).map_or(Value::Null, |schema| schema.to_value())
+}
+
+/// The schema of an operation's request body.
+fn request(name: &str, generator: &mut schemars::SchemaGenerator) -> Value {
+    let mut schema = |f: Of| f(generator).to_value();
+    match name {
+        "recall" | "explain" => json_body(schema(of::<RecallInput>)),
+        "remember" => json_body(schema(of::<RememberRequest>)),
+        "trace" => json_body(schema(of::<TraceInput>)),
+        "export" => json_body(schema(of::<ExportInput>)),
+        "hypotheses" => json_body(schema(of::<ListHypothesesInput>)),
+        "hypothesis" => json_body(schema(of::<GetHypothesisInput>)),
+        "resolve_hypothesis" => json_body(schema(of::<ResolveHypothesisInput>)),
+        "retract" => json_body(schema(of::<RetractInput>)),
+        "feedback" => json_body(schema(of::<mnem_core::feedback::FeedbackInput>)),
+        "release" => json_body(schema(of::<ReleaseInput>)),
+        "quarantined" => json_body(schema(of::<QuarantinedInput>)),
+        "correct" => json_body(schema(of::<CorrectInput>)),
+        "forget" => json_body(schema(of::<ForgetInput>)),
+        "show" => json_body(schema(of::<ShowInput>)),
+        "status" => json_body(schema(of::<StatusInput>)),
+        "import" => json!({"application/x-ndjson": {"schema": {"type": "string"}}}),
+        // A new operation without a request schema here fails the document test.
+        _ => Value::Null,
+    }
+}
+
+/// `schemas`, each made portable by `rewrite` ([`mnem_api::schema`]).
+fn portable(mut schemas: Map<String, Value>, rewrite: fn(&mut Value)) -> Map<String, Value> {
+    for schema in schemas.values_mut() {
+        rewrite(schema);
+    }
+    schemas
+}
+
+/// Adds the answers' definitions to the requests'. Where both define a name differently
+/// (a type read and written, whose optional fields an answer always has), the answer's
+/// becomes `<Name>Answer`; returns those renamings.
+fn merge_answers(
+    schemas: &mut Map<String, Value>,
+    answers: Map<String, Value>,
+) -> HashMap<String, String> {
+    let renamed: HashMap<String, String> = answers
+        .iter()
+        .filter(|(name, schema)| schemas.get(*name).is_some_and(|read| read != *schema))
+        .map(|(name, _)| (name.clone(), format!("{name}Answer")))
+        .collect();
+    for (name, mut schema) in answers {
+        rename_refs(&mut schema, &renamed);
+        let name = renamed.get(&name).cloned().unwrap_or(name);
+        schemas.insert(name, schema);
+    }
+    renamed
+}
+
+/// Points every `$ref` to a renamed component at its new name.
+fn rename_refs(schema: &mut Value, renamed: &HashMap<String, String>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::String(target)) = object.get_mut("$ref") {
+                let name = target.trim_start_matches(COMPONENTS);
+                if let Some(new) = renamed.get(name) {
+                    *target = format!("{COMPONENTS}{new}");
+                }
+            }
+            object.values_mut().for_each(|v| rename_refs(v, renamed));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rename_refs(v, renamed)),
+        _ => {}
+    }
+}
+
+const COMPONENTS: &str = "#/components/schemas/";
+
 /// The whole document.
 pub fn document() -> Value {
-    let mut settings = SchemaSettings::draft2020_12();
-    settings.definitions_path = "/components/schemas".into();
-    let mut generator = settings.into_generator();
-    let mut schema =
-        |f: fn(&mut schemars::SchemaGenerator) -> schemars::Schema| f(&mut generator).to_value();
-    fn of<T: JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        generator.subschema_for::<T>()
-    }
-    let mut request = |name: &str| -> Value {
-        match name {
-            "recall" | "explain" => json_body(schema(of::<RecallInput>)),
-            "remember" => json_body(schema(of::<RememberRequest>)),
-            "trace" => json_body(schema(of::<TraceInput>)),
-            "export" => json_body(schema(of::<ExportInput>)),
-            "hypotheses" => json_body(schema(of::<ListHypothesesInput>)),
-            "hypothesis" => json_body(schema(of::<GetHypothesisInput>)),
-            "resolve_hypothesis" => json_body(schema(of::<ResolveHypothesisInput>)),
-            "retract" => json_body(schema(of::<RetractInput>)),
-            "feedback" => json_body(schema(of::<mnem_core::feedback::FeedbackInput>)),
-            "release" => json_body(schema(of::<ReleaseInput>)),
-            "quarantined" => json_body(schema(of::<QuarantinedInput>)),
-            "correct" => json_body(schema(of::<CorrectInput>)),
-            "forget" => json_body(schema(of::<ForgetInput>)),
-            "show" => json_body(schema(of::<ShowInput>)),
-            "status" => json_body(schema(of::<StatusInput>)),
-            "import" => json!({"application/x-ndjson": {"schema": {"type": "string"}}}),
-            // A new operation without a request schema here fails the document test.
-            _ => Value::Null,
-        }
+    // Requests are described as the server reads them, answers as it writes them (a
+    // field a request may leave out, an answer may always have): two generators.
+    let generator = |settings: SchemaSettings| {
+        let mut settings = settings;
+        settings.definitions_path = "/components/schemas".into();
+        settings.into_generator()
     };
-    let mut paths = Map::new();
-    for op in OPERATIONS {
-        paths.insert(format!("/v1/{}", op.name), path_item(op, request(op.name)));
-    }
-    let mut schemas = generator.take_definitions(true);
-    for schema in schemas.values_mut() {
-        mnem_api::schema::make_portable(schema);
-    }
+    let mut requests = generator(SchemaSettings::draft2020_12());
+    let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
+    let mut bodies: Vec<(&Operation, Value, Value)> = OPERATIONS
+        .iter()
+        .map(|op| {
+            let body = request(op.name, &mut requests);
+            (op, body, answer(op.name, &mut answers))
+        })
+        .collect();
+    let mut schemas = portable(requests.take_definitions(true), make_portable);
+    let answered = portable(answers.take_definitions(true), make_portable_answer);
+    let renamed = merge_answers(&mut schemas, answered);
     hoist_inline_unions(&mut schemas);
-    for item in paths.values_mut() {
-        mnem_api::schema::make_portable(item);
+    let mut paths = Map::new();
+    for (op, body, answer) in &mut bodies {
+        make_portable(body);
+        make_portable_answer(answer);
+        rename_refs(answer, &renamed);
+        let item = path_item(op, body.take(), answer.take());
+        paths.insert(format!("/v1/{}", op.name), item);
     }
     schemas.insert(
         "Error".into(),
@@ -224,7 +314,13 @@ mod tests {
         fn walk(v: &serde_json::Value, in_properties: bool, found: &mut Vec<String>) {
             match v {
                 serde_json::Value::Object(o) => {
-                    if in_properties && (o.contains_key("oneOf") || o.contains_key("anyOf")) {
+                    let members = |key: &str| {
+                        o.get(key)
+                            .and_then(|m| m.as_array())
+                            .map_or(0, |m| m.iter().filter(|m| !super::is_null(m)).count())
+                    };
+                    // A union with `null` is an answer's nullable field, not a choice.
+                    if in_properties && (members("oneOf") > 1 || members("anyOf") > 1) {
                         found.push(format!("inline union {v}"));
                     }
                     if let Some(serde_json::Value::String(r)) = o.get("$ref") {
@@ -260,6 +356,27 @@ mod tests {
             "{:?}",
             schemas.keys()
         );
+    }
+
+    #[test]
+    fn every_operation_documents_the_object_it_answers() {
+        let doc = super::document();
+        let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+        for op in mnem_api::OPERATIONS {
+            let ok = &doc["paths"][format!("/v1/{}", op.name)]["post"]["responses"]["200"];
+            let schema = &ok["content"]["application/json"]["schema"];
+            let name = schema["$ref"].as_str().unwrap_or_default();
+            let name = name.trim_start_matches(super::COMPONENTS);
+            let answer = schemas.get(name);
+            assert!(answer.is_some(), "{}: 200 is {schema}", op.name);
+            let answer = answer.expect("checked");
+            assert_eq!(answer["type"], "object", "{}", op.name);
+            assert!(
+                answer["required"].as_array().is_some_and(|r| !r.is_empty()),
+                "{}: an answer names the fields it always has",
+                op.name
+            );
+        }
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub enum HypothesisDecision {
 
 /// A resolved hypothesis, with the write that confirmed it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Resolved {
     pub hypothesis: Hypothesis,
     pub proof: Option<RememberOutcome>,

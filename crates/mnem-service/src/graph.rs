@@ -34,6 +34,7 @@ pub const MAX_HELD_LISTED: usize = 1_000;
 
 /// A quarantined item with why and when it was held.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HeldEvidence {
     pub evidence: Evidence,
     pub held_at: Option<Timestamp>,

@@ -18,6 +18,7 @@ pub const IMPORT_BATCH: usize = 500;
 
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ImportReport {
     /// Items the readers made (documents skipped as unchanged not counted).
     pub items: usize,

@@ -16,6 +16,7 @@ use crate::{Memory, Result};
 /// One evidence item with its lifecycle history, its writes and its recall usage. Its
 /// content is as every read returns it ([`Evidence::content_for_readers`]).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Shown {
     pub evidence: Evidence,
     /// Why the content shown differs from the stored text, when it does: the chat-template
@@ -44,6 +45,7 @@ pub(crate) fn neutralised_for_readers(evidence: &mut Evidence) -> Option<String>
 
 /// A relationship's trace with the names of the profiles it names.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NamedTrace {
     #[serde(flatten)]
     pub trace: Trace,

@@ -14,6 +14,10 @@ use crate::input::{
     QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
     StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
 };
+use crate::output::{
+    DegradedBranch, ExportOutput, FeedbackOutput, ForgetOutput, HypothesesOutput,
+    QuarantinedOutput, ReleaseOutput, RetractOutput, StatusOutput,
+};
 
 impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub async fn recall(&self, caller: &Principal, input: RecallInput) -> Result<Value, OpError> {
@@ -63,16 +67,17 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             .await
             .map_err(ServiceError::from)?
             .len();
-        Ok(json!({
-            "ranking_profile_version": status.ranking_profile_version,
-            "active_contract": encoded(&status.active_contract)?,
-            "recorded_contract": encoded(&status.recorded_contract)?,
-            "team_pending_documents": pending,
-            "team_pending_at_least": pending == COUNTED,
-            "last_degradation": status
-                .last_degradation
-                .map(|d| json!({"branch": d.branch, "at": d.at.to_rfc3339()})),
-        }))
+        encoded(&StatusOutput {
+            ranking_profile_version: status.ranking_profile_version,
+            active_contract: status.active_contract,
+            recorded_contract: status.recorded_contract,
+            team_pending_documents: pending,
+            team_pending_at_least: pending == COUNTED,
+            last_degradation: status.last_degradation.map(|d| DegradedBranch {
+                branch: d.branch,
+                at: d.at,
+            }),
+        })
     }
 
     pub async fn remember(
@@ -92,11 +97,10 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         let Retraction { retracted, kept } = self
             .retract_evidence(caller, input.evidence_ids, input.reason)
             .await?;
-        let mut answer = json!({ "retracted": retracted });
-        if !kept.is_empty() {
-            answer["kept_written_by_others"] = json!(kept);
-        }
-        Ok(answer)
+        encoded(&RetractOutput {
+            retracted,
+            kept_written_by_others: kept,
+        })
     }
 
     /// The caller's memory as a memory pack (what it can see; read scope is enough), with
@@ -123,11 +127,11 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         if text.len() > max_bytes {
             return Err(over_bound(text.len().to_string(), max_bytes));
         }
-        Ok(json!({
-            "counts": pack.counts(),
-            "bytes": text.len(),
-            "pack": text,
-        }))
+        encoded(&ExportOutput {
+            counts: pack.counts(),
+            bytes: text.len(),
+            pack: text,
+        })
     }
 
     /// The team's hypotheses (read scope).
@@ -138,7 +142,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     ) -> Result<Value, OpError> {
         let (statuses, limit) = input.into_parts()?;
         let listed = self.hypotheses_listed(caller, statuses, limit).await?;
-        Ok(json!({ "hypotheses": encoded(&listed)? }))
+        encoded(&HypothesesOutput { hypotheses: listed })
     }
 
     pub async fn get_hypothesis(
@@ -191,16 +195,18 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         input: FeedbackInput,
     ) -> Result<Value, OpError> {
         let stored = self.submit_feedback(caller, input).await?;
-        Ok(json!({
-            "feedback_id": stored.id,
-            "ranking_profile": stored.ranking_profile,
-        }))
+        encoded(&FeedbackOutput {
+            feedback_id: stored.id,
+            ranking_profile: stored.ranking_profile,
+        })
     }
 
     pub async fn release(&self, caller: &Principal, input: ReleaseInput) -> Result<Value, OpError> {
         self.release_evidence(caller, input.evidence_ids.clone(), input.reason)
             .await?;
-        Ok(json!({ "released": input.evidence_ids }))
+        encoded(&ReleaseOutput {
+            released: input.evidence_ids,
+        })
     }
 
     /// Held evidence with its reasons (see [`Operations::held_evidence`]).
@@ -211,7 +217,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     ) -> Result<Value, OpError> {
         let limit = input.limit.unwrap_or(DEFAULT_HELD_LISTED);
         let held = self.held_evidence(caller, limit).await?;
-        Ok(json!({ "quarantined": encoded(&held)? }))
+        encoded(&QuarantinedOutput { quarantined: held })
     }
 
     pub async fn correct(&self, caller: &Principal, input: CorrectInput) -> Result<Value, OpError> {
@@ -225,7 +231,9 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     pub async fn forget(&self, caller: &Principal, input: ForgetInput) -> Result<Value, OpError> {
         self.forget_evidence(caller, input.evidence_ids.clone())
             .await?;
-        Ok(json!({ "erased": input.evidence_ids }))
+        encoded(&ForgetOutput {
+            erased: input.evidence_ids,
+        })
     }
 }
 

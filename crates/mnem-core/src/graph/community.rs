@@ -42,6 +42,7 @@ pub struct DetectionError(pub String);
 
 /// An entity a summary names, with its id so a client can expand from it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NamedEntity {
     pub entity_id: EntityId,
     pub name: String,
@@ -49,6 +50,7 @@ pub struct NamedEntity {
 
 /// A predicate and how many of the community's relationships use it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PredicateCount {
     pub predicate: String,
     pub count: usize,

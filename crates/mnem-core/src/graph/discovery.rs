@@ -101,6 +101,7 @@ pub struct Adjacency {
 
 /// One edge in the public shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PathEdge {
     pub relationship_id: RelationshipId,
     pub subject: EntitySummary,
@@ -115,6 +116,7 @@ pub struct PathEdge {
 
 /// A compact follow-up hint: one or two edges plus the ids of their supporting evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DiscoveryPath {
     pub relationships: Vec<PathEdge>,
     pub evidence_ids: Vec<EvidenceId>,

@@ -112,6 +112,7 @@ const fn rule(
 
 /// A source relationship as the hypothesis saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SourceRef {
     pub relationship_id: RelationshipId,
     pub version: i64,
@@ -129,6 +130,7 @@ pub struct ProposedHypothesis {
 
 /// A stored hypothesis.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Hypothesis {
     pub hypothesis_id: crate::HypothesisId,
     pub statement: String,
@@ -153,6 +155,7 @@ pub struct Hypothesis {
 /// beside the rule's statement (never instead of it). Model text is untrusted and is
 /// shown to agents, so it is kept to one line of at most [`MAX_MODEL_STATEMENT_CHARS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ModelReading {
     /// The model, as `chat:<model>`.
     pub model: String,

@@ -61,6 +61,7 @@ word_enum!(
 
 /// Whether a relationship asserts (`+`) or denies (`-`) its predicate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Polarity {
     #[default]
     #[serde(rename = "+")]
@@ -137,6 +138,7 @@ impl TypedValue {
 
 /// A resolved entity endpoint as shown to clients.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EntitySummary {
     pub entity_id: EntityId,
     pub name: String,
@@ -144,6 +146,7 @@ pub struct EntitySummary {
 
 /// A relationship's object once stored: an entity, or a typed value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum ObjectSummary {
     Entity(EntitySummary),
@@ -199,6 +202,7 @@ pub struct Support {
 /// A stored relationship: its content never changes after the write; `tier`, `status`
 /// and `version` change only through appended [`Transition`]s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Relationship {
     pub relationship_id: RelationshipId,
     pub owner_profile_id: ProfileId,
@@ -252,6 +256,7 @@ pub fn semantic_group_key(
 
 /// One verifier decision, appended, never changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VerificationEvent {
     pub verdict: Verdict,
     pub confidence: f64,
@@ -262,6 +267,7 @@ pub struct VerificationEvent {
 
 /// One lifecycle step, appended, never changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Transition {
     pub from_tier: Option<Tier>,
     pub to_tier: Tier,

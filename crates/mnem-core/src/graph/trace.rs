@@ -16,6 +16,7 @@ pub const TRACE_MAX_EVENTS: usize = 100;
 pub const TRACE_MAX_QUOTE_BYTES: usize = 16 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EvidenceOutcome {
     pub evidence_id: EvidenceId,
     pub state: LifecycleState,
@@ -30,6 +31,7 @@ pub struct EvidenceOutcome {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RelationshipOutcome {
     pub relationship_id: RelationshipId,
     pub subject_entity_id: EntityId,
@@ -42,6 +44,7 @@ pub struct RelationshipOutcome {
 
 /// The answer to a structured remember; replaying its idempotency key returns it again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RememberOutcome {
     pub evidence: Vec<EvidenceOutcome>,
     pub relationships: Vec<RelationshipOutcome>,
@@ -49,6 +52,7 @@ pub struct RememberOutcome {
 
 /// Another relationship named in a trace: a rival, a predecessor or a successor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RelationshipRef {
     pub relationship_id: RelationshipId,
     pub owner_profile_id: ProfileId,
@@ -74,6 +78,7 @@ impl From<&Relationship> for RelationshipRef {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TracedSupport {
     pub evidence_id: EvidenceId,
     pub start: usize,
@@ -89,6 +94,7 @@ pub struct TracedSupport {
 /// `trace_memory`: one relationship and everything that explains it, from authoritative
 /// rows only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Trace {
     pub relationship: Relationship,
     pub supports: Vec<TracedSupport>,

@@ -17,6 +17,7 @@ pub use markdown::{chunk_markdown, read_document, Chunked, Document, DEFAULT_CHU
 /// Where an item or a problem is in the input: a file, and a line of it when the format
 /// has lines.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Location {
     pub file: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,6 +51,7 @@ impl fmt::Display for Location {
 
 /// Something that could not be read or written, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ImportProblem {
     pub at: Location,
     pub reason: String,
