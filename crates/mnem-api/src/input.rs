@@ -51,6 +51,9 @@ pub struct RecallInput {
     /// With `scope`: also read its ancestors up to team-wide.
     #[serde(default)]
     pub include_ancestors: bool,
+    /// With `scope`: also read every scope under it.
+    #[serde(default)]
+    pub include_descendants: bool,
     /// Real-world time: what was valid then.
     pub valid_at: Option<String>,
     /// System time: what memory knew then.
@@ -111,6 +114,7 @@ impl RecallInput {
                 .unwrap_or_default(),
             scope: self.scope.map(|s| Scope::parse(&s)).transpose()?,
             include_ancestors: self.include_ancestors,
+            include_descendants: self.include_descendants,
             valid_at: stamp("valid_at", self.valid_at)?,
             known_at: stamp("known_at", self.known_at)?,
             known_evidence_ids: self.known_evidence_ids,

@@ -543,8 +543,11 @@ pub struct RecallArgs {
     #[arg(long, value_parser = parse_scope)]
     pub scope: Option<Scope>,
     /// … and its ancestors up to team-wide.
-    #[arg(long, requires = "scope")]
+    #[arg(long, requires = "scope", conflicts_with = "include_descendants")]
     pub include_ancestors: bool,
+    /// … and every scope under it.
+    #[arg(long, requires = "scope")]
+    pub include_descendants: bool,
     /// Only evidence carrying one of these refs (repeatable).
     #[arg(long = "ref", value_name = "KIND:ID", value_parser = parse_ref)]
     pub refs: Vec<Ref>,

@@ -888,6 +888,7 @@ fn recall_query(args: &RecallArgs) -> RecallQuery {
         limit: args.limit,
         scope: args.scope.clone(),
         include_ancestors: args.include_ancestors,
+        include_descendants: args.include_descendants,
         refs: args.refs.clone(),
         context_bytes: args.context_bytes,
         request_time: args.request_time,

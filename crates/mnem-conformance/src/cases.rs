@@ -288,6 +288,64 @@ pub async fn scope_widened_read_adds_ancestors_never_siblings<S: Backend>(fx: Fi
     );
 }
 
+pub async fn scope_subtree_read_adds_descendants_never_siblings_or_ancestors<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let root = fx.remember_with(scoped("atlas notes team", "")).await;
+    let acme = fx.remember_with(scoped("atlas notes acme", "acme")).await;
+    let api = fx
+        .remember_with(scoped("atlas notes api", "acme/api"))
+        .await;
+    let deep = fx
+        .remember_with(scoped("atlas notes v1", "acme/api/v1"))
+        .await;
+    // A sibling whose path starts with the same characters, and one under it.
+    let lookalike = fx.remember_with(scoped("atlas notes acmex", "acmex")).await;
+    let lookalike_child = fx
+        .remember_with(scoped("atlas notes acmex api", "acmex/api"))
+        .await;
+    want_increasing_stamps(&[&root, &acme, &api, &deep, &lookalike, &lookalike_child]);
+    let subtree = |path: &str, query: RecallQuery| RecallQuery {
+        scope: Some(Scope::parse(path).expect("scope")),
+        include_descendants: true,
+        ..query
+    };
+    want_set(
+        &fx.recall(subtree("acme", listing(10))).await,
+        &[&acme, &api, &deep],
+        "subtree listing: the scope and everything under it",
+    );
+    want_set(
+        &fx.recall(subtree("acme", RecallQuery::text("atlas notes")))
+            .await,
+        &[&acme, &api, &deep],
+        "subtree text recall",
+    );
+    want_set(
+        &fx.recall(subtree("acme/api", listing(10))).await,
+        &[&api, &deep],
+        "a deeper subtree leaves its parent out",
+    );
+    want_set(
+        &fx.recall(subtree("", listing(10))).await,
+        &[&root, &acme, &api, &deep, &lookalike, &lookalike_child],
+        "team-wide and everything under it is the whole team",
+    );
+    want_order(
+        &fx.recall(subtree("acme", listing(2))).await,
+        &[&deep, &api],
+        "limit applies after the subtree, newest first",
+    );
+    let both = RecallQuery {
+        include_ancestors: true,
+        ..subtree("acme", listing(10))
+    };
+    let refused = both
+        .validated()
+        .expect_err("ancestors and descendants at once");
+    assert_eq!(refused.field, "include_descendants");
+}
+
 pub async fn limit_applies_after_scope_resolution<S: Backend>(fx: Fixture<S>) {
     let api_old = fx
         .remember_with(scoped("deploy notes api old", "acme/api"))

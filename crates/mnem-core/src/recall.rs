@@ -73,7 +73,8 @@ impl fmt::Display for Order {
     }
 }
 
-/// Which scopes a recall reads, resolved from `scope` + `include_ancestors`.
+/// Which scopes a recall reads, resolved from `scope` + `include_ancestors` /
+/// `include_descendants`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScopeFilter {
     /// No scope given: the whole team.
@@ -82,6 +83,8 @@ pub enum ScopeFilter {
     Exact(Scope),
     /// This scope and its ancestors up to team-wide, deepest first. Siblings never.
     Widened(Vec<Scope>),
+    /// This scope and every scope under it (`a` reads `a`, `a/b`, `a/b/c`; never `ab`).
+    Subtree(Scope),
 }
 
 impl ScopeFilter {
@@ -94,6 +97,7 @@ impl ScopeFilter {
             ScopeFilter::Any => true,
             ScopeFilter::Exact(wanted) => wanted == scope,
             ScopeFilter::Widened(scopes) => scopes.contains(scope),
+            ScopeFilter::Subtree(root) => scope.segments().starts_with(root.segments()),
         }
     }
 }
@@ -118,6 +122,8 @@ pub struct RecallQuery {
     pub limit: usize,
     pub scope: Option<Scope>,
     pub include_ancestors: bool,
+    /// With `scope`: also read every scope under it (a namespace and its children).
+    pub include_descendants: bool,
     /// Any-of: an item matches if it carries one of these refs (kind and id both equal).
     pub refs: Vec<Ref>,
     /// Byte budget for all returned contexts together.
@@ -163,6 +169,7 @@ impl Default for RecallQuery {
             limit: DEFAULT_LIMIT,
             scope: None,
             include_ancestors: false,
+            include_descendants: false,
             refs: Vec::new(),
             context_bytes: DEFAULT_CONTEXT_BYTES,
             request_time: None,
@@ -246,6 +253,19 @@ impl RecallQuery {
                 "needs a scope to widen",
             ));
         }
+        if self.include_descendants && self.scope.is_none() {
+            return Err(ValidationError::new(
+                "include_descendants",
+                "needs a scope to read under",
+            ));
+        }
+        if self.include_descendants && self.include_ancestors {
+            return Err(ValidationError::new(
+                "include_descendants",
+                "cannot be combined with include_ancestors: read a scope's ancestors or \
+                 its descendants",
+            ));
+        }
         if self.context_bytes == 0 || self.context_bytes > MAX_CONTEXT_BYTES {
             return Err(ValidationError::new(
                 "context_bytes",
@@ -289,10 +309,17 @@ impl RecallQuery {
     }
 
     pub fn scope_filter(&self) -> ScopeFilter {
-        match (&self.scope, self.include_ancestors) {
-            (None, _) => ScopeFilter::Any,
-            (Some(scope), false) => ScopeFilter::Exact(scope.clone()),
-            (Some(scope), true) => ScopeFilter::Widened(scope.self_and_ancestors()),
+        match (
+            &self.scope,
+            self.include_ancestors,
+            self.include_descendants,
+        ) {
+            (None, _, _) => ScopeFilter::Any,
+            // Team-wide and everything under it is the whole team.
+            (Some(scope), _, true) if scope.depth() == 0 => ScopeFilter::Any,
+            (Some(scope), _, true) => ScopeFilter::Subtree(scope.clone()),
+            (Some(scope), false, false) => ScopeFilter::Exact(scope.clone()),
+            (Some(scope), true, false) => ScopeFilter::Widened(scope.self_and_ancestors()),
         }
     }
 
@@ -318,6 +345,9 @@ impl RecallQuery {
     fn admits_scope(&self, scope: &Scope) -> bool {
         match &self.scope {
             None => true,
+            Some(wanted) if self.include_descendants => {
+                scope.segments().starts_with(wanted.segments())
+            }
             Some(wanted) if self.include_ancestors => {
                 wanted.segments().starts_with(scope.segments())
             }

@@ -69,6 +69,7 @@ const REQUEST_KEYS: &[&str] = &[
     "min_score",
     "order",
     "include_ancestors",
+    "include_descendants",
     "valid_at",
     "known_at",
     "known_evidence_ids",

@@ -102,6 +102,19 @@ pub fn eligibility(
             let paths = scopes.iter().map(|s| s.to_path()).collect();
             and(binder.member("e.scope", SqlList::Texts(paths), false))
         }
+        ScopeFilter::Subtree(root) => {
+            // The scope itself, or a path that starts with it and a separator (`a/`
+            // reads `a/b`, never `ab`). `substr` counts characters on both backends; the
+            // length is a number written in the text (PostgreSQL would read a bound one
+            // as the wrong integer type), never user text.
+            let under = format!("{}{}", root.to_path(), mnem_core::Scope::SEPARATOR);
+            let length = under.chars().count();
+            and(format!(
+                "(e.scope = {} OR substr(e.scope, 1, {length}) = {})",
+                binder.bind(SqlValue::Text(root.to_path())),
+                binder.bind(SqlValue::Text(under)),
+            ))
+        }
     }
     if !query.refs.is_empty() {
         // Correlated to the row: an item has a handful of refs, read by its key.
