@@ -2,7 +2,7 @@
 checked by a validator nobody here wrote (`jsonschema`, from PyPI), with every documented
 object closed (`additionalProperties: false`) so a field the server sends but the document
 does not name fails too. One run of `mnem serve` over a fresh store is driven through all
-17 operations — hypotheses made by `mnem dream`, communities by `mnem communities
+18 operations — hypotheses made by `mnem dream`, communities by `mnem communities
 --compute`, a held write, a correction — so optional parts of the answers (related
 hypotheses, community summaries, windows, duplicates) are present and checked.
 
@@ -145,6 +145,8 @@ def drive(api, cli):
     traced = api.call("trace", {"relationship_id": relationship})
     api.call("show", {"evidence_id": evidence})
     api.call("status", {})
+    listed_scopes = api.call("scopes", {})["scopes"]
+    check(listed_scopes == [""], f"the team-wide scope is listed: {listed_scopes}")
     api.call("export", {})
     listed = api.call("hypotheses", {})
     hypothesis = listed["hypotheses"][0]["hypothesis_id"]

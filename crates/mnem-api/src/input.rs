@@ -288,6 +288,20 @@ pub struct ShowInput {
 #[serde(deny_unknown_fields)]
 pub struct StatusInput {}
 
+/// `POST /v1/scopes`: the scopes the caller could recall from.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopesInput {
+    /// Only this scope path and those under it (`acme` lists `acme`, `acme/api`, never
+    /// `acmex`); the whole team's when absent.
+    pub under: Option<String>,
+    /// At most this many, in path order (default 100, at most 1,000).
+    pub limit: Option<usize>,
+}
+
+/// Scopes a listing returns when the request does not say.
+pub const DEFAULT_SCOPES_LISTED: usize = 100;
+
 /// Held items a listing returns when the request does not say.
 pub const DEFAULT_HELD_LISTED: usize = 50;
 

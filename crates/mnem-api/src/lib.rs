@@ -14,8 +14,8 @@ pub mod schema;
 
 pub use input::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
-    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
-    StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ScopesInput,
+    ShowInput, StatusInput, TraceInput, DEFAULT_HELD_LISTED, DEFAULT_SCOPES_LISTED, MAX_PACK_BYTES,
 };
 pub use names::{Operation, OPERATIONS};
 pub use ops::{

@@ -137,6 +137,13 @@ pub const OPERATIONS: &[Operation] = &[
         "Ranking profile, embedding contract, the caller's team's documents waiting for \
          vectors, the last degraded branch",
     ),
+    op(
+        "scopes",
+        None,
+        false,
+        "The scopes of the evidence the caller could recall (at and under one, or the \
+         whole team's), in path order: what a framework's \"list namespaces\" reads",
+    ),
     // A streamed JSON Lines body, for loading transcripts; agents remember one at a time.
     op(
         "import",

@@ -9,7 +9,7 @@ use mnem_core::feedback::{FeedbackInput, RecallFeedback};
 use mnem_core::graph::{
     Correction, Hypothesis, HypothesisStatus, RelationshipOutcome, RememberOutcome,
 };
-use mnem_core::{EvidenceId, HypothesisId, Principal, RelationshipId, ValidationError};
+use mnem_core::{EvidenceId, HypothesisId, Principal, RelationshipId, Scope, ValidationError};
 use mnem_service::{
     HeldEvidence, HypothesisDecision, Memory, NamedTrace, Recall, Resolved, ServiceError, Shown,
 };
@@ -315,6 +315,16 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
     ) -> Result<Vec<HeldEvidence>, OpError> {
         Self::writer(caller)?;
         Ok(self.memory.quarantined(&caller.actor, limit).await?)
+    }
+
+    /// The scopes of the evidence the caller could recall, at and under `under`.
+    pub async fn scopes_listed(
+        &self,
+        caller: &Principal,
+        under: Option<Scope>,
+        limit: usize,
+    ) -> Result<Vec<Scope>, OpError> {
+        Ok(self.memory.scopes(&caller.actor, under, limit).await?)
     }
 
     /// Erases the caller's own private evidence.

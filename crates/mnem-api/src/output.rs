@@ -35,6 +35,7 @@ pub fn answer_schema(name: &str, generator: &mut SchemaGenerator) -> Option<Sche
         "quarantined" => of::<QuarantinedOutput>,
         "correct" => of::<RelationshipOutcome>,
         "forget" => of::<ForgetOutput>,
+        "scopes" => of::<ScopesOutput>,
         "import" => of::<ImportReport>,
         _ => return None,
     };
@@ -162,6 +163,12 @@ pub struct ReleaseOutput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct QuarantinedOutput {
     pub quarantined: Vec<HeldEvidence>,
+}
+
+/// Scope paths (`acme/api`; `""` is team-wide), in path order.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScopesOutput {
+    pub scopes: Vec<String>,
 }
 
 /// The items whose text was erased.

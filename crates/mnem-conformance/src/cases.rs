@@ -346,6 +346,70 @@ pub async fn scope_subtree_read_adds_descendants_never_siblings_or_ancestors<S: 
     assert_eq!(refused.field, "include_descendants");
 }
 
+pub async fn scopes_lists_only_what_the_reader_could_recall_in_path_order<S: Backend>(
+    fx: Fixture<S>,
+) {
+    for (text, path) in [
+        ("notes team", ""),
+        ("notes api", "acme/api"),
+        ("more notes api", "acme/api"),
+        ("notes acme", "acme"),
+        ("notes acmex", "acmex"),
+    ] {
+        fx.remember_with(scoped(text, path)).await;
+    }
+    let gone = fx.remember_with(scoped("notes gone", "gone")).await;
+    fx.store
+        .retract(&fx.actor, gone.id, None)
+        .await
+        .expect("retract");
+    let other = fx.profile("other").await;
+    let mut private = scoped("notes secret", "secret");
+    private.space = Space::Private;
+    fx.store.remember(&other, private).await.expect("private");
+    let elsewhere = fx.store.open_team("elsewhere").await.expect("team");
+    fx.store
+        .remember(&elsewhere, scoped("notes elsewhere", "far"))
+        .await
+        .expect("other team");
+    let paths = |scopes: Vec<Scope>| -> Vec<String> { scopes.iter().map(Scope::to_path).collect() };
+    let all = fx
+        .memory
+        .scopes(&fx.actor, None, 100)
+        .await
+        .expect("scopes");
+    assert_eq!(
+        paths(all),
+        ["", "acme", "acme/api", "acmex"],
+        "distinct, in path order; no retracted-only scope, no other profile's private \
+         scope, nothing of another team"
+    );
+    let under = Scope::parse("acme").expect("scope");
+    let acme = fx
+        .memory
+        .scopes(&fx.actor, Some(under), 100)
+        .await
+        .expect("scopes under acme");
+    assert_eq!(
+        paths(acme),
+        ["acme", "acme/api"],
+        "a subtree, never a lookalike sibling"
+    );
+    let first = fx.memory.scopes(&fx.actor, None, 2).await.expect("limit");
+    assert_eq!(
+        paths(first),
+        ["", "acme"],
+        "the limit keeps the first in path order"
+    );
+    let owner_sees = fx.memory.scopes(&other, None, 100).await.expect("owner");
+    assert!(
+        paths(owner_sees).contains(&"secret".to_string()),
+        "the owner's own private scope"
+    );
+    let refused = fx.memory.scopes(&fx.actor, None, 0).await;
+    assert!(refused.is_err(), "a limit of 0 is refused");
+}
+
 pub async fn limit_applies_after_scope_resolution<S: Backend>(fx: Fixture<S>) {
     let api_old = fx
         .remember_with(scoped("deploy notes api old", "acme/api"))

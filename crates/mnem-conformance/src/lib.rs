@@ -52,6 +52,7 @@ macro_rules! conformance_suite {
             scope_exact_read_excludes_ancestors_descendants_and_siblings,
             scope_widened_read_adds_ancestors_never_siblings,
             scope_subtree_read_adds_descendants_never_siblings_or_ancestors,
+            scopes_lists_only_what_the_reader_could_recall_in_path_order,
             limit_applies_after_scope_resolution,
             kinds_select_a_union,
             window_is_half_open_and_partitions_without_loss_or_double_count,

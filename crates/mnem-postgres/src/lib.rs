@@ -382,6 +382,18 @@ impl EvidenceStore for PgStore {
         recall_branches::neighbours(&tx, actor, query, now, &hits, window).await
     }
 
+    async fn scopes(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<mnem_core::Scope>> {
+        let mut client = self.client().await?;
+        let tx = begin(&mut client, Some(actor.team), true).await?;
+        recall_branches::scopes(&tx, actor, query, now, limit).await
+    }
+
     async fn mentioned(
         &self,
         actor: &Actor,

@@ -6,9 +6,10 @@
 use std::collections::HashMap;
 
 use mnem_core::{
-    Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, Neighbours, RecallQuery, Timestamp,
+    Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, Neighbours, RecallQuery, Scope,
+    Timestamp,
 };
-use mnem_store::Result;
+use mnem_store::{Result, StoreError};
 use tokio_postgres::Transaction;
 
 use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
@@ -58,6 +59,27 @@ impl mnem_sql::Binder for Statement {
             format!("{column} = ANY ({list})")
         }
     }
+}
+
+/// The distinct scopes of the evidence a listing of `query` could return, in path order
+/// (byte order, as SQLite sorts them), at most `limit`
+/// ([`mnem_store::EvidenceStore::scopes`]).
+pub(crate) async fn scopes(
+    tx: &Transaction<'_>,
+    actor: &Actor,
+    query: &RecallQuery,
+    now: Timestamp,
+    limit: usize,
+) -> Result<Vec<Scope>> {
+    let mut stmt = Statement::default();
+    stmt.sql = "SELECT DISTINCT e.scope COLLATE \"C\" FROM evidence e WHERE true".into();
+    push_eligibility(&mut stmt, actor, query, now);
+    let limit = stmt.arg(limit as i64);
+    stmt.sql.push_str(&format!(" ORDER BY 1 LIMIT {limit}"));
+    let rows = tx.query(&stmt.sql, &param_refs(&stmt.params)).await.db()?;
+    rows.iter()
+        .map(|row| Scope::parse(&col::<String>(row, 0)?).map_err(StoreError::backend))
+        .collect()
 }
 
 /// Pushes every eligibility rule and selector of `query` onto a statement over

@@ -162,4 +162,5 @@ handlers! {
     explain: mnem_api::RecallInput => explain;
     show: mnem_api::ShowInput => show;
     status: mnem_api::StatusInput => status;
+    scopes: mnem_api::ScopesInput => scopes;
 }

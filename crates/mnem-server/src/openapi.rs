@@ -8,8 +8,8 @@ use mnem_api::schema::{make_portable, make_portable_answer};
 use mnem_api::{output, Operation, OPERATIONS};
 use mnem_api::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
-    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
-    StatusInput, TraceInput,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ScopesInput,
+    ShowInput, StatusInput, TraceInput,
 };
 use mnem_core::graph::RememberRequest;
 use schemars::generate::SchemaSettings;
@@ -198,6 +198,7 @@ fn request(name: &str, generator: &mut schemars::SchemaGenerator) -> Value {
         "forget" => json_body(schema(of::<ForgetInput>)),
         "show" => json_body(schema(of::<ShowInput>)),
         "status" => json_body(schema(of::<StatusInput>)),
+        "scopes" => json_body(schema(of::<ScopesInput>)),
         "import" => json!({"application/x-ndjson": {"schema": {"type": "string"}}}),
         // A new operation without a request schema here fails the document test.
         _ => Value::Null,

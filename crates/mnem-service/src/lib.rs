@@ -32,7 +32,8 @@ use mnem_core::pipeline::fit_recall_budget;
 use mnem_core::window::{self, WindowStep};
 use mnem_core::{
     rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, EvidenceId, Neighbours,
-    NewEvidence, RankingProfile, RecallHit, RecallPlan, RecallQuery, Timestamp, DEFAULT_PROFILE,
+    NewEvidence, RankingProfile, RecallHit, RecallPlan, RecallQuery, Scope, Timestamp,
+    ValidationError, DEFAULT_PROFILE,
 };
 use mnem_embed::Embedder;
 use mnem_store::{
@@ -72,6 +73,9 @@ pub enum ServiceError {
 }
 
 pub type Result<T, E = ServiceError> = std::result::Result<T, E>;
+
+/// The most scopes one [`Memory::scopes`] read lists.
+pub const MAX_SCOPES_LISTED: usize = 1_000;
 
 /// The answer to a recall: ranked hits, plus the branches that were skipped (internal
 /// telemetry; never part of the public result).
@@ -702,6 +706,30 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             ("lexical", self.degraded_recalls[0].load(Ordering::Relaxed)),
             ("vector", self.degraded_recalls[1].load(Ordering::Relaxed)),
         ]
+    }
+
+    /// The scopes of the evidence `actor` could recall now — at and under `under` when it
+    /// is given, the whole team otherwise — in path order, at most `limit` (1 to
+    /// [`MAX_SCOPES_LISTED`]).
+    pub async fn scopes(
+        &self,
+        actor: &Actor,
+        under: Option<Scope>,
+        limit: usize,
+    ) -> Result<Vec<Scope>> {
+        if !(1..=MAX_SCOPES_LISTED).contains(&limit) {
+            let reason = format!("must be between 1 and {MAX_SCOPES_LISTED}");
+            return Err(StoreError::from(ValidationError::new("limit", reason)).into());
+        }
+        let query = RecallQuery {
+            include_descendants: under.is_some(),
+            scope: under,
+            ..RecallQuery::default()
+        }
+        .validated()
+        .map_err(StoreError::from)?;
+        let now = self.store.clock().now();
+        Ok(self.store.scopes(actor, &query, now, limit).await?)
     }
 
     pub async fn status(&self) -> Result<Status> {

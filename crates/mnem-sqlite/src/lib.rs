@@ -38,7 +38,7 @@ use mnem_core::signals::Support;
 use mnem_core::{
     Actor, Candidate, Clock, EmbeddingContract, EntityId, Evidence, EvidenceId, HypothesisId,
     LifecycleEvent, LifecycleState, Neighbours, NewEvidence, ProfileId, RecallQuery,
-    RelationshipId, TeamId, Timestamp,
+    RelationshipId, Scope, TeamId, Timestamp,
 };
 use mnem_store::dedup::{NewRecord, Settled};
 use mnem_store::{batch_records, graph_write, new_record, trace_read, Remembered};
@@ -421,6 +421,23 @@ impl EvidenceStore for SqliteStore {
             recall_branches::neighbours(conn, &actor, &query, now, &hits, window).db()
         })
         .await
+    }
+
+    async fn scopes(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<Scope>> {
+        let (actor, query) = (*actor, query.clone());
+        let paths = self
+            .with_reader(move |conn| recall_branches::scopes(conn, &actor, &query, now, limit).db())
+            .await?;
+        paths
+            .iter()
+            .map(|path| Scope::parse(path).map_err(StoreError::backend))
+            .collect()
     }
 
     async fn mentioned(

@@ -28,6 +28,26 @@ pub(crate) struct Statement {
     pub(crate) params: Vec<Value>,
 }
 
+/// The distinct scope paths of the evidence a listing of `query` could return, in path
+/// order, at most `limit` ([`mnem_store::EvidenceStore::scopes`]).
+pub fn scopes(
+    conn: &Connection,
+    actor: &Actor,
+    query: &RecallQuery,
+    now: Timestamp,
+    limit: usize,
+) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = Statement {
+        sql: "SELECT DISTINCT e.scope FROM evidence e WHERE 1".into(),
+        params: Vec::new(),
+    };
+    push_eligibility(&mut stmt, actor, query, now);
+    stmt.push(" ORDER BY e.scope LIMIT ?", Value::Integer(limit as i64));
+    let mut prepared = conn.prepare_cached(&stmt.sql)?;
+    let rows = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| row.get(0))?;
+    rows.collect()
+}
+
 impl Statement {
     fn push(&mut self, sql: &str, param: Value) {
         self.sql.push_str(sql);

@@ -26,7 +26,7 @@ use mnem_core::signals::Support;
 use mnem_core::{
     Access, Actor, ApiKeyRecord, Candidate, Clock, EmbeddingContract, EntityId, Evidence,
     EvidenceId, HypothesisId, LifecycleEvent, Neighbours, NewEvidence, ProfileId, RecallQuery,
-    RelationshipId, TeamId, Timestamp, ValidationError,
+    RelationshipId, Scope, TeamId, Timestamp, ValidationError,
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -208,6 +208,18 @@ pub trait EvidenceStore: Send + Sync {
         hits: Vec<Evidence>,
         window: usize,
     ) -> impl Future<Output = Result<HashMap<EvidenceId, Neighbours>>> + Send;
+
+    /// The distinct scopes of the evidence a listing of `query` could return at `now` (the
+    /// lexical branch's eligibility rules and selectors: `scope` with
+    /// `include_descendants` reads one scope and those under it), in path order, at most
+    /// `limit`. What an agent framework's "list namespaces" reads.
+    fn scopes(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        now: Timestamp,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<Scope>>> + Send;
 
     /// The entity hop's read (`mnem_core::hop`): for each of `keys` that some stored text
     /// of the team mentions (`mnem_core::mention`), how many do — counted up to

@@ -49,6 +49,7 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
             "explain" => explain,
             "show" => show,
             "status" => status,
+            "scopes" => scopes,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! naming the field), call the typed operation, encode its result.
 
 use mnem_core::feedback::FeedbackInput;
-use mnem_core::{Principal, ValidationError};
+use mnem_core::{Principal, Scope, ValidationError};
 use mnem_service::{HypothesisDecision, ServiceError};
 use mnem_store::{GraphStore, SearchIndex, StoreError};
 use serde_json::{json, Value};
@@ -11,12 +11,12 @@ use serde_json::{json, Value};
 use super::{encoded, OpError, Operations, Retraction};
 use crate::input::{
     CorrectInput, ExportInput, ForgetInput, GetHypothesisInput, ListHypothesesInput,
-    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ShowInput,
-    StatusInput, TraceInput, DEFAULT_HELD_LISTED, MAX_PACK_BYTES,
+    QuarantinedInput, RecallInput, ReleaseInput, ResolveHypothesisInput, RetractInput, ScopesInput,
+    ShowInput, StatusInput, TraceInput, DEFAULT_HELD_LISTED, DEFAULT_SCOPES_LISTED, MAX_PACK_BYTES,
 };
 use crate::output::{
     DegradedBranch, ExportOutput, FeedbackOutput, ForgetOutput, HypothesesOutput,
-    QuarantinedOutput, ReleaseOutput, RetractOutput, StatusOutput,
+    QuarantinedOutput, ReleaseOutput, RetractOutput, ScopesOutput, StatusOutput,
 };
 
 impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
@@ -218,6 +218,16 @@ impl<S: GraphStore + SearchIndex + 'static> Operations<S> {
         let limit = input.limit.unwrap_or(DEFAULT_HELD_LISTED);
         let held = self.held_evidence(caller, limit).await?;
         encoded(&QuarantinedOutput { quarantined: held })
+    }
+
+    /// The scopes of the evidence the caller could recall, as paths.
+    pub async fn scopes(&self, caller: &Principal, input: ScopesInput) -> Result<Value, OpError> {
+        let under = input.under.map(|path| Scope::parse(&path)).transpose()?;
+        let limit = input.limit.unwrap_or(DEFAULT_SCOPES_LISTED);
+        let scopes = self.scopes_listed(caller, under, limit).await?;
+        encoded(&ScopesOutput {
+            scopes: scopes.iter().map(Scope::to_path).collect(),
+        })
     }
 
     pub async fn correct(&self, caller: &Principal, input: CorrectInput) -> Result<Value, OpError> {
