@@ -71,8 +71,10 @@ pub(crate) async fn scopes(
     now: Timestamp,
     limit: usize,
 ) -> Result<Vec<Scope>> {
-    let mut stmt = Statement::default();
-    stmt.sql = "SELECT DISTINCT e.scope COLLATE \"C\" FROM evidence e WHERE true".into();
+    let mut stmt = Statement {
+        sql: "SELECT DISTINCT e.scope COLLATE \"C\" FROM evidence e WHERE true".into(),
+        ..Statement::default()
+    };
     push_eligibility(&mut stmt, actor, query, now);
     let limit = stmt.arg(limit as i64);
     stmt.sql.push_str(&format!(" ORDER BY 1 LIMIT {limit}"));
