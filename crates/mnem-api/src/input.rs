@@ -5,7 +5,7 @@
 use mnem_core::graph::{Correction, HypothesisStatus, RememberRequest};
 use mnem_core::pack::PackSelection;
 use mnem_core::{
-    EntityId, EvidenceId, HypothesisId, Order, RecallQuery, RelationshipId, Scope, Timestamp,
+    EntityId, EvidenceId, HypothesisId, Order, RecallQuery, Ref, RelationshipId, Scope, Timestamp,
     ValidationError,
 };
 use mnem_store::GraphView;
@@ -19,8 +19,8 @@ fn stamp(field: &str, text: Option<String>) -> Result<Option<Timestamp>, Validat
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallInput {
-    /// What to look for, in plain words (at most 512 characters). Required unless
-    /// `expand_from_entity_ids` is given (no default: an empty query is refused).
+    /// What to look for, in plain words (at most 512 characters). Without it, give
+    /// `expand_from_entity_ids`, or `scope` or `refs` to list (newest first).
     pub query: Option<String>,
     /// Results to return at most (1-50, default 10).
     #[schemars(range(min = 1, max = 50))]
@@ -64,6 +64,9 @@ pub struct RecallInput {
     /// Relationships already seen (at most 200): not in discovery paths.
     #[serde(default)]
     pub known_relationship_ids: Vec<RelationshipId>,
+    /// Only evidence carrying one of these refs.
+    #[serde(default)]
+    pub refs: Vec<Ref>,
     /// Entities to explore from (at most 50), e.g. from an earlier discovery path.
     #[serde(default)]
     pub expand_from_entity_ids: Vec<EntityId>,
@@ -88,14 +91,16 @@ fn order_words(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl RecallInput {
-    /// The recall this asks for. An agent must ask something: a query, or entities to
-    /// expand from (a bare listing is for people, on the CLI).
+    /// The recall this asks for. An agent must ask something: a query, entities to
+    /// expand from, or a scope or refs to list (a bare listing of the whole team is for
+    /// people, on the CLI).
     pub fn into_query(self) -> Result<RecallQuery, ValidationError> {
         let query = self.query.unwrap_or_default();
-        if query.trim().is_empty() && self.expand_from_entity_ids.is_empty() {
+        let narrowed = self.scope.is_some() || !self.refs.is_empty();
+        if query.trim().is_empty() && self.expand_from_entity_ids.is_empty() && !narrowed {
             return Err(ValidationError::new(
                 "query",
-                "give a query or expand_from_entity_ids",
+                "give a query, expand_from_entity_ids, or a scope or refs to list",
             ));
         }
         let defaults = RecallQuery::default();
@@ -120,6 +125,7 @@ impl RecallInput {
             known_evidence_ids: self.known_evidence_ids,
             known_relationship_ids: self.known_relationship_ids,
             expand_from_entity_ids: self.expand_from_entity_ids,
+            refs: self.refs,
             path_limit: self.path_limit.unwrap_or(defaults.path_limit),
             window: self.window.unwrap_or(defaults.window),
             include_hypotheses: self.include_hypotheses,
@@ -328,9 +334,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_agent_recall_needs_a_query_or_entities() {
+    fn an_agent_recall_needs_a_query_entities_or_a_scope_or_refs_to_list() {
         let err = RecallInput::default().into_query().unwrap_err();
         assert_eq!(err.field, "query");
+        let blank = RecallInput {
+            query: Some("  ".into()),
+            ..RecallInput::default()
+        };
+        assert_eq!(blank.into_query().unwrap_err().field, "query");
         let expand = RecallInput {
             expand_from_entity_ids: vec!["0190a5e4-0000-7000-8000-000000000001"
                 .parse::<EntityId>()
@@ -338,6 +349,18 @@ mod tests {
             ..RecallInput::default()
         };
         assert!(expand.into_query().is_ok());
+        let scope = RecallInput {
+            scope: Some("acme/api".into()),
+            ..RecallInput::default()
+        };
+        assert!(scope.into_query().expect("a scope listing").is_listing());
+        let refs = RecallInput {
+            refs: vec![Ref::new("issue", "ABC-1")],
+            ..RecallInput::default()
+        };
+        let listed = refs.into_query().expect("a lookup by ref");
+        assert!(listed.is_listing());
+        assert_eq!(listed.refs, vec![Ref::new("issue", "ABC-1")]);
     }
 
     #[test]

@@ -118,8 +118,12 @@ fn drop_null_member(object: &mut Map<String, Value>) {
             }
         }
     }
-    // A `null` default says no more than leaving the field out.
-    if object.get("default") == Some(&Value::Null) {
+    // A `null`, empty-list or `false` default says no more than leaving the field out
+    // (the server reads an absent field so), and every agent carries the tool list.
+    let says_nothing = |v: &Value| {
+        v.is_null() || *v == Value::Bool(false) || v.as_array().is_some_and(|a| a.is_empty())
+    };
+    if object.get("default").is_some_and(says_nothing) {
         object.remove("default");
     }
 }

@@ -62,8 +62,7 @@ word_enum!(
     }
 );
 
-/// A typed reference to something outside memory (`issue:ABC-123`, `file:src/a.rs`).
-/// Matching is on the pair: kind and id must both match.
+/// A typed reference to something outside memory (`issue:ABC-123`); kind and id both match.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ref {

@@ -116,7 +116,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Recall ranked evidence for a query within a byte budget, plus discovery paths through verified relationships. Use it whenever an answer may depend on memory. `results`: the evidence to answer from, best first, with the neighbouring items of its conversation or document in `before`/`after` (`window` 0: matches alone). `discovery_paths`: follow-up hints (relationship ids for trace_memory, entity ids for expand_from_entity_ids). On follow-ups, pass the ids already seen in known_evidence_ids / known_relationship_ids. Needs `query` or `expand_from_entity_ids`.",
+        description = "Recall ranked evidence for a query within a byte budget, plus discovery paths through verified relationships. Use it whenever an answer may depend on memory. `results`: the evidence to answer from, best first, with the neighbouring items of its conversation or document in `before`/`after` (`window` 0: matches alone). `discovery_paths`: follow-up hints (relationship ids for trace_memory, entity ids for expand_from_entity_ids). On follow-ups, pass the ids already seen in known_evidence_ids / known_relationship_ids.",
         title = "Recall memory",
         annotations(read_only_hint = true)
     )]
@@ -198,7 +198,7 @@ impl<S: GraphStore + SearchIndex + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Export the team's memory you can see as a memory pack in `pack` (canonical JSON Lines: evidence and relationships with their history, entities, aliases, never vectors; a SHA-256 manifest line last) with its `counts`, for `mnem import` elsewhere or review. `scope`, `since`, `until` take a slice (a relationship only with all its cited evidence). Refused past `max_bytes` (default 1 MiB).",
+        description = "Export the team's memory you can see as a memory pack in `pack` (JSON Lines: evidence and relationships with their history, never vectors; a SHA-256 manifest last) with its `counts`, for `mnem import` elsewhere or review. `scope`, `since`, `until` take a slice (a relationship only with all its cited evidence). Refused past `max_bytes` (default 1 MiB).",
         title = "Export a memory pack",
         annotations(read_only_hint = true)
     )]
