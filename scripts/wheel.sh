@@ -7,8 +7,9 @@
 #   scripts/wheel.sh --check   build it, then install it into a fresh virtualenv with no
 #                              Rust toolchain on PATH and check it there: a remember →
 #                              recall round trip through the installed command in a fresh
-#                              home, the Python tests (tests/python, pytest) against the
-#                              installed package, and the agent set-up entries of
+#                              home, the Python tests (tests/python, pytest, with
+#                              LangGraph from PyPI; the LangGraph example runs in them)
+#                              against the installed package, and the agent set-up entries of
 #                              docs/agents.md through the official MCP SDK
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +44,8 @@ case "$recalled" in
     *"The wheel carries its own model"*) echo "ok: remember → recall through the installed mnem" >&2 ;;
     *) echo "FAILED: recall did not return the note: $recalled" >&2; exit 1 ;;
 esac
-"$work/venv/bin/pip" install -q --disable-pip-version-check "pytest==8.4.2"
+# LangGraph from PyPI: tests/python/test_langgraph.py holds mnem.langgraph to it.
+"$work/venv/bin/pip" install -q --disable-pip-version-check "pytest==8.4.2" "langgraph==1.2.24"
 "${clean[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests/python >&2
 "$venv/bin/python" tests/e2e/mcp_configs.py "$work/venv/bin/mnem"
 echo "wheel check: all passed" >&2

@@ -106,3 +106,18 @@ def test_the_async_client_remembers_and_recalls(served):
         assert [r.evidence_id for r in recalled.results] == [written.evidence_id]
 
     asyncio.run(scenario())
+
+
+def test_the_langgraph_store_works_over_the_server_too(served):
+    from mnem.langgraph import MnemStore
+
+    url, key = served
+    store = MnemStore(mnem.Client(url, key))
+    store.put(("users", "42"), "prefs", {"drink": "tea"})
+    store.put(("users", "42"), "prefs", {"drink": "coffee"})
+    assert store.get(("users", "42"), "prefs").value == {"drink": "coffee"}
+    assert [i.key for i in store.search(("users",), query="coffee")] == ["prefs"]
+    assert store.list_namespaces() == [("users", "42")]
+    assert mnem.Client(url, key).scopes() == ["langgraph/users/42"]
+    store.delete(("users", "42"), "prefs")
+    assert store.get(("users", "42"), "prefs") is None

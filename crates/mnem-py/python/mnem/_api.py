@@ -131,6 +131,12 @@ class _Operations:
         """The store's state: counts, the embedding contract, what is pending."""
         return self._call("status", {})
 
+    def scopes(self, under: Optional[str] = None, *, limit: Optional[int] = None) -> List[str]:
+        """The scope paths of the evidence this profile could recall (``""`` is team-wide),
+        in path order: at and under ``under`` when given; at most ``limit`` (default
+        100, at most 1,000)."""
+        return self._call("scopes", _pruned(dict(under=under, limit=limit)))["scopes"]
+
     def call(self, operation: str, **payload: Any) -> Dict[str, Any]:
         """Any operation by its API name with its JSON fields, for what has no method."""
         return self._call(operation, payload)

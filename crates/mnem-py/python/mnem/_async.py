@@ -45,5 +45,10 @@ class _AsyncOperations:
     async def status(self) -> Dict[str, Any]:
         return await asyncio.to_thread(self._sync.status)
 
+    async def scopes(
+        self, under: Optional[str] = None, *, limit: Optional[int] = None
+    ) -> List[str]:
+        return await asyncio.to_thread(self._sync.scopes, under, limit=limit)
+
     async def call(self, operation: str, **payload: Any) -> Dict[str, Any]:
         return await asyncio.to_thread(self._sync.call, operation, **payload)
