@@ -1,6 +1,7 @@
-//! The answers of the operations whose result is not already a domain type: each encoded
-//! from one of these, and each published as the schema of its answer (`/openapi.json`,
-//! the MCP tools), so what a client is told it gets is what it gets.
+//! Every operation's answer as a type: the types of the answers that are not already a
+//! domain type (each handler encodes one of these), and [`answer_schema`], which names
+//! each operation's answer type once for `/openapi.json` and the MCP tools
+//! ([`answer_outline`]), so what a client is told it gets is what it gets.
 
 use mnem_core::graph::{Hypothesis, RelationshipOutcome, RememberOutcome};
 use mnem_core::pack::PackCounts;

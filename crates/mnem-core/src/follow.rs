@@ -86,10 +86,8 @@ pub fn follow_on(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::ScoreComponents;
-    use crate::pipeline::DEFAULT_PROFILE;
-    use crate::Score;
-    use crate::{NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
+    use crate::pipeline::{ScoreComponents, DEFAULT_PROFILE};
+    use crate::{NewEvidence, ProfileId, RecallQuery, Score, TeamId, Timestamp};
     use uuid::Uuid;
 
     const ACTOR: Actor = Actor {

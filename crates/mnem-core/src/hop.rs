@@ -108,10 +108,8 @@ pub fn hop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::DEFAULT_PROFILE;
-    use crate::pipeline::{self, ScoreComponents};
-    use crate::Score;
-    use crate::{NewEvidence, ProfileId, RecallQuery, TeamId, Timestamp};
+    use crate::pipeline::{self, ScoreComponents, DEFAULT_PROFILE};
+    use crate::{NewEvidence, ProfileId, RecallQuery, Score, TeamId, Timestamp};
     use uuid::Uuid;
 
     const ACTOR: Actor = Actor {
