@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document at `/openapi.json`, generated from the same types the JSON
-//! API deserialises and encodes (and the MCP tools publish), so the document cannot drift from what
-//! the server accepts and answers.
+//! API deserialises and encodes (and the MCP tools publish), so the document cannot drift
+//! from what the server accepts and answers.
 
 use std::collections::HashMap;
 
@@ -308,6 +308,8 @@ pub fn document() -> Value {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     #[test]
     fn no_union_is_left_inline_as_a_property_and_every_reference_resolves() {
         let doc = super::document();
@@ -356,6 +358,30 @@ mod tests {
             schemas.contains_key("ObjectInput1Value"),
             "{:?}",
             schemas.keys()
+        );
+    }
+
+    #[test]
+    fn an_answer_type_that_a_request_names_differently_is_renamed_with_its_references() {
+        let mut schemas = serde_json::Map::new();
+        schemas.insert("Scope".into(), json!({"type": "string"}));
+        let mut answers = serde_json::Map::new();
+        answers.insert("Scope".into(), json!({"type": ["string", "null"]}));
+        answers.insert(
+            "Held".into(),
+            json!({"properties": {"scope": {"$ref": "#/components/schemas/Scope"}}}),
+        );
+        let renamed = super::merge_answers(&mut schemas, answers);
+        assert_eq!(renamed["Scope"], "ScopeAnswer");
+        assert_eq!(
+            schemas["Scope"],
+            json!({"type": "string"}),
+            "the request's stays"
+        );
+        assert_eq!(schemas["ScopeAnswer"], json!({"type": ["string", "null"]}));
+        assert_eq!(
+            schemas["Held"]["properties"]["scope"]["$ref"],
+            "#/components/schemas/ScopeAnswer"
         );
     }
 
