@@ -164,6 +164,20 @@ fn selectors_reach_the_store() {
         ["note a", "note b", "note c"]
     );
     assert_eq!(
+        contexts(&["recall", "", "--scope", "acme", "--include-descendants"]),
+        ["note b", "note a"],
+        "acme and acme/api, newest first"
+    );
+    let both = store.run(&[
+        "recall",
+        "",
+        "--scope",
+        "acme",
+        "--include-descendants",
+        "--include-ancestors",
+    ]);
+    assert_eq!(both.status.code(), Some(2), "clap refuses the pair");
+    assert_eq!(
         contexts(&["recall", "note", "--ref", "issue:X-1"]),
         ["note c"]
     );
