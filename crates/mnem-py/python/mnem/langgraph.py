@@ -31,8 +31,9 @@ How LangGraph's model maps onto mnem's:
 - ``list_namespaces`` lists the namespaces that hold at least one current item (at most
   1,000), sorted as LangGraph sorts them.
 - A value that write-time screening holds (text that reads like an instruction to an
-  agent) is stored but not returned until released (``mnem release``): ``put`` warns with
-  ``HeldWarning`` rather than losing it silently.
+  agent) is stored but not returned until released (``mnem release``), and the key's
+  previous value, if any, stays the one read: ``put`` warns with ``HeldWarning`` rather
+  than losing it silently.
 - ``ttl`` is not supported (``supports_ttl`` is false, as LangGraph's own base store says).
 - Operations in one ``batch`` run in order, each seeing the ones before it.
 """
