@@ -18,7 +18,7 @@ How LangGraph's model maps onto mnem's:
   ``langgraph``, a label LangGraph reserves, so no namespace of a graph can collide with
   it) and then its labels. A label may not contain ``/`` (a scope's separator), control
   characters or surrounding spaces, nor be longer than 64 characters; namespaces are at
-  most 15 labels deep.
+  most 15 labels deep. A key is 1 to 256 characters without surrounding spaces.
 - An item is one evidence item: its value as JSON text (what recall matches), its key as a
   ``langgraph.key`` ref, its first write's time as a ``langgraph.created_at`` ref. A put of
   an existing key is a newer revision of it (``source_key`` ``langgraph:[…namespace, key]``):
