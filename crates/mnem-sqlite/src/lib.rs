@@ -133,6 +133,19 @@ fn keep_plans_stable(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Reads pages through a memory map of the file instead of copying each one out of the
+/// operating system's cache into the connection's own (`pread`, then SQLite's page
+/// cache): in a profile of `mnem serve` those copies and cache lookups were ~6% of a
+/// recall. Only read connections map the file; writes go through the WAL as before. A
+/// store larger than the map reads its remainder the usual way.
+fn read_through_memory_map(conn: &Connection) -> Result<()> {
+    const MAP_BYTES: i64 = 1 << 30;
+    let _granted: i64 = conn
+        .pragma_update_and_check(None, "mmap_size", MAP_BYTES, |row| row.get(0))
+        .db()?;
+    Ok(())
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Self> {
@@ -142,6 +155,7 @@ impl SqliteStore {
             .map(|_| {
                 let reader = Connection::open(path).db()?;
                 reader.pragma_update(None, "query_only", "ON").db()?;
+                read_through_memory_map(&reader)?;
                 keep_plans_stable(&reader)?;
                 reader.busy_timeout(BUSY_TIMEOUT).db()?;
                 Ok(Mutex::new(reader))
