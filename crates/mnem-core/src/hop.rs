@@ -41,6 +41,30 @@ pub struct MentionRead {
     pub records: HashMap<EvidenceId, Evidence>,
 }
 
+impl MentionRead {
+    /// A read begun from each key's team count (as a backend counts it, up to
+    /// `max_items + 1`): an entry per key some text mentions, and the keys that are no hub
+    /// (at most `max_items` texts), whose eligible items the backend reads next.
+    pub fn counted(
+        counts: impl IntoIterator<Item = (String, u64)>,
+        max_items: usize,
+    ) -> (Self, Vec<String>) {
+        let mut read = Self::default();
+        let mut rare = Vec::new();
+        for (key, items) in counts {
+            if items == 0 {
+                continue;
+            }
+            if items <= max_items as u64 {
+                rare.push(key.clone());
+            }
+            let eligible = Vec::new();
+            read.keys.insert(key, Mentioned { items, eligible });
+        }
+        (read, rare)
+    }
+}
+
 /// The keys worth reading for `hits`: what the query and the first `hop_leaders` results
 /// mention, de-duplicated, when the profile hops and the recall is ranked.
 pub fn keys(hits: &[RecallHit], plan: &RecallPlan, profile: &RankingProfile) -> Vec<String> {
@@ -175,6 +199,20 @@ mod tests {
 
     fn ids(hits: &[RecallHit]) -> Vec<u128> {
         hits.iter().map(|h| h.evidence.id.0.as_u128()).collect()
+    }
+
+    #[test]
+    fn counts_keep_every_mentioned_key_and_name_the_rare_ones() {
+        let counts = [("pottery", 2), ("melanie", 9), ("never", 0), ("class", 5)];
+        let (read, rare) =
+            MentionRead::counted(counts.iter().map(|(key, n)| (key.to_string(), *n)), 5);
+        assert_eq!(rare, ["pottery", "class"]);
+        assert_eq!(
+            read.keys["melanie"].items, 9,
+            "a hub is kept, with its count"
+        );
+        assert!(!read.keys.contains_key("never"), "no text mentions it");
+        assert!(read.keys.values().all(|k| k.eligible.is_empty()));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use deadpool_postgres::Transaction;
-use mnem_core::hop::{MentionRead, Mentioned};
+use mnem_core::hop::MentionRead;
 use mnem_core::mention::mentions;
 use mnem_core::{Actor, EvidenceId, RecallQuery, Timestamp};
 use mnem_store::Result;
@@ -101,22 +101,11 @@ pub(crate) async fn mentioned(
         &[&actor.team.0, &keys, &(max_items as i64 + 1)],
     )
     .await?;
-    let mut read = MentionRead::default();
-    let mut rare: Vec<String> = Vec::new();
-    for row in &counted {
-        let (key, items): (String, i64) = (col(row, 0)?, col(row, 1)?);
-        if items == 0 {
-            continue;
-        }
-        if items as usize <= max_items {
-            rare.push(key.clone());
-        }
-        let entry = Mentioned {
-            items: items as u64,
-            eligible: Vec::new(),
-        };
-        read.keys.insert(key, entry);
-    }
+    let counts = counted
+        .iter()
+        .map(|row| Ok((col::<String>(row, 0)?, col::<i64>(row, 1)?.max(0) as u64)))
+        .collect::<Result<Vec<_>>>()?;
+    let (mut read, rare) = MentionRead::counted(counts, max_items);
     if rare.is_empty() {
         return Ok(read);
     }

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use mnem_core::hop::{MentionRead, Mentioned};
+use mnem_core::hop::MentionRead;
 use mnem_core::mention::mentions;
 use mnem_core::{Actor, EvidenceId, RecallQuery, TeamId, Timestamp};
 use rusqlite::types::Value;
@@ -85,22 +85,10 @@ pub(crate) fn mentioned(
     let counted = count.query_map(params![team, listed, max_items as i64 + 1], |row| {
         Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
     })?;
-    let mut read = MentionRead::default();
-    let mut rare: Vec<Value> = Vec::new();
-    for row in counted {
-        let (key, items) = row?;
-        if items == 0 {
-            continue;
-        }
-        if items as usize <= max_items {
-            rare.push(Value::Text(key.clone()));
-        }
-        let entry = Mentioned {
-            items: items as u64,
-            eligible: Vec::new(),
-        };
-        read.keys.insert(key, entry);
-    }
+    let counts = counted
+        .map(|row| row.map(|(key, items)| (key, items.max(0) as u64)))
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (mut read, rare) = MentionRead::counted(counts, max_items);
     if rare.is_empty() {
         return Ok(read);
     }
@@ -112,7 +100,7 @@ pub(crate) fn mentioned(
             .to_string(),
         params: vec![Value::Blob(team.to_vec())],
     };
-    stmt.push_in("m.entity_key", rare);
+    stmt.push_in("m.entity_key", rare.into_iter().map(Value::Text));
     push_eligibility(&mut stmt, actor, query, now);
     let mut prepared = conn.prepare(&stmt.sql)?;
     let found = prepared.query_map(rusqlite::params_from_iter(stmt.params), |row| {
