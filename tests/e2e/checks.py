@@ -1,7 +1,12 @@
-"""What both end-to-end scripts share: the expected tool set, small assertions, and the
-request they remember."""
+"""What the end-to-end scripts share: the expected tool set, small assertions, the
+request they remember, and a running `mnem serve`."""
 
+import contextlib
 import json
+import socket
+import subprocess
+import time
+import urllib.request
 
 # The tool names are written once, in mnem's operations table (crates/mnem-api), and a Rust
 # test ties the MCP tool list to it. What only this client can check is that the official
@@ -78,3 +83,31 @@ def atlas_request():
             }
         ],
     }
+
+
+@contextlib.contextmanager
+def serving(base):
+    """`mnem serve` run by the command `base` (the binary and its store flags) on a free
+    loopback port, once it answers `/openapi.json`: yields its URL and that document (bytes),
+    and stops it on exit."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        base + ["serve", "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        document = None
+        for _ in range(300):
+            try:
+                document = urllib.request.urlopen(f"{url}/openapi.json", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        check(document is not None, "mnem serve answers /openapi.json")
+        yield url, document
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -12,22 +12,14 @@ Usage: python openapi_answers.py PATH_TO_MNEM   (exits non-zero on the first fai
 import copy
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
-from checks import check
+from checks import check, serving
 from jsonschema import Draft202012Validator
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def closed(schema):
@@ -81,29 +73,13 @@ def main(binary):
             base + ["--team", "answers", *args], check=True, capture_output=True, text=True)
         subprocess.run(base + ["team", "create", "answers"], check=True, capture_output=True)
         key = cli("key", "create", "--access", "admin").stdout.strip()
-        url = f"http://127.0.0.1:{free_port()}"
-        server = subprocess.Popen(
-            base + ["serve", "--listen", url.removeprefix("http://")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            document = None
-            for _ in range(300):
-                try:
-                    document = json.loads(
-                        urllib.request.urlopen(f"{url}/openapi.json", timeout=1).read())
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            check(document is not None, "mnem serve answers /openapi.json")
+        with serving(base) as (url, raw):
+            document = json.loads(raw)
             strict = closed(copy.deepcopy(document["components"]))
             api = Api(url, key, document, strict)
             drive(api, cli)
             every = {path.removeprefix("/v1/") for path in document["paths"]}
             check(api.checked == every, f"every operation was checked: {every - api.checked}")
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
     print(f"openapi answers: all {len(every)} operations fit their documented schemas")
 
 

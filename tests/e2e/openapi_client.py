@@ -10,14 +10,11 @@ Usage: python openapi_client.py PATH_TO_MNEM   (exits non-zero on the first fail
 import importlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
-from checks import check
+from checks import check, serving
 
 # What the generator prints about the one endpoint it leaves out on purpose, and the
 # header and footer it prints around any warning.
@@ -30,12 +27,6 @@ KNOWN = (
 )
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def main(binary):
     with tempfile.TemporaryDirectory() as work:
         db = os.path.join(work, "api.db")
@@ -45,20 +36,7 @@ def main(binary):
             base + ["--team", "gen", "key", "create", "--access", "write"],
             check=True, capture_output=True, text=True,
         ).stdout.strip()
-        url = f"http://127.0.0.1:{free_port()}"
-        server = subprocess.Popen(
-            base + ["serve", "--listen", url.removeprefix("http://")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            document = None
-            for _ in range(300):
-                try:
-                    document = urllib.request.urlopen(f"{url}/openapi.json", timeout=1).read()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            check(document is not None, "mnem serve answers /openapi.json")
+        with serving(base) as (url, document):
             spec = os.path.join(work, "openapi.json")
             with open(spec, "wb") as out:
                 out.write(document)
@@ -114,9 +92,6 @@ def main(binary):
                 client=client, body=models.RecallInput.from_dict({"query": "x", "limit": 0}))
             check(refused.status_code == 400 and refused.parsed.error.field == "limit",
                   "a refusal parses as the documented Error with its field")
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
     print("openapi generated client: all checks passed")
 
 
