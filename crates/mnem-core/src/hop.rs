@@ -65,32 +65,50 @@ impl MentionRead {
     }
 }
 
-/// The keys worth reading for `hits`: what the query and the first `hop_leaders` results
-/// mention, de-duplicated, when the profile hops and the recall is ranked.
-pub fn keys(hits: &[RecallHit], plan: &RecallPlan, profile: &RankingProfile) -> Vec<String> {
-    if profile.hop_share <= 0.0 || plan.is_listing() {
-        return Vec::new();
-    }
-    let mut seen = HashSet::new();
-    sources(hits, plan, profile)
-        .flat_map(|(keys, _)| keys)
-        .filter(|key| seen.insert(key.clone()))
-        .collect()
+/// The givers of credit with what each mentions: the query (as the first result), then
+/// the first `hop_leaders` results; none when the profile does not hop or the recall is a
+/// listing. Worked out once per recall: the store reads their [`Givers::keys`], then
+/// [`hop_from`] credits through them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Givers(Vec<Giver>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct Giver {
+    mentions: Vec<String>,
+    id: EvidenceId,
+    score: f64,
 }
 
-/// Each giver of credit with what it mentions: the query (as the first result), then the
-/// leaders.
-fn sources<'a>(
-    hits: &'a [RecallHit],
-    plan: &RecallPlan,
-    profile: &RankingProfile,
-) -> impl Iterator<Item = (Vec<String>, &'a RecallHit)> {
-    let query = hits.first().map(|top| (mentions(&plan.query.query), top));
-    let leaders = hits
-        .iter()
-        .take(profile.hop_leaders)
-        .map(|hit| (mentions(&hit.evidence.content), hit));
-    query.into_iter().chain(leaders)
+impl Givers {
+    pub fn of(hits: &[RecallHit], plan: &RecallPlan, profile: &RankingProfile) -> Self {
+        if profile.hop_share <= 0.0 || plan.is_listing() {
+            return Self::default();
+        }
+        let giver = |mentions, hit: &RecallHit| Giver {
+            mentions,
+            id: hit.evidence.id,
+            score: hit.score.value(),
+        };
+        let query = hits
+            .first()
+            .map(|top| giver(mentions(&plan.query.query), top));
+        let leaders = hits
+            .iter()
+            .take(profile.hop_leaders)
+            .map(|hit| giver(mentions(&hit.evidence.content), hit));
+        Self(query.into_iter().chain(leaders).collect())
+    }
+
+    /// The keys worth reading: what the givers mention, de-duplicated.
+    pub fn keys(&self) -> Vec<String> {
+        let mut seen = HashSet::new();
+        self.0
+            .iter()
+            .flat_map(|giver| &giver.mentions)
+            .filter(|key| seen.insert(*key))
+            .cloned()
+            .collect()
+    }
 }
 
 /// Gives every eligible item that mentions a rare thing a leader (or the query) mentions
@@ -104,22 +122,35 @@ pub fn hop(
     actor: &Actor,
     profile: &RankingProfile,
 ) -> Vec<RecallHit> {
+    let givers = Givers::of(&hits, plan, profile);
+    hop_from(hits, &givers, read, plan, actor, profile)
+}
+
+/// [`hop`] through givers already worked out for `hits` (the ones whose keys were read).
+pub fn hop_from(
+    hits: Vec<RecallHit>,
+    givers: &Givers,
+    read: &MentionRead,
+    plan: &RecallPlan,
+    actor: &Actor,
+    profile: &RankingProfile,
+) -> Vec<RecallHit> {
     if profile.hop_share <= 0.0 || read.keys.is_empty() {
         return hits;
     }
     let mut credit = Credit::new(&hits);
-    for (keys, leader) in sources(&hits, plan, profile) {
-        let earned = profile.hop_share * leader.score.value();
-        for key in keys {
-            let Some(found) = read.keys.get(&key) else {
+    for giver in &givers.0 {
+        let earned = profile.hop_share * giver.score;
+        for key in &giver.mentions {
+            let Some(found) = read.keys.get(key) else {
                 continue;
             };
             if found.items > profile.hop_max_mentions as u64 {
                 continue;
             }
             for &item in &found.eligible {
-                if item != leader.evidence.id {
-                    credit.give(item, || read.records.get(&item), earned, leader.evidence.id);
+                if item != giver.id {
+                    credit.give(item, || read.records.get(&item), earned, giver.id);
                 }
             }
         }
@@ -291,7 +322,11 @@ mod tests {
     fn no_keys_are_read_when_the_profile_does_not_hop() {
         let leader = evidence(1, "we visited Zanzibar");
         let hits = vec![hit(&leader, 1.0)];
-        assert!(keys(&hits, &plan("trip"), &profile(0.0)).is_empty());
-        assert!(keys(&hits, &plan("trip"), &profile(0.5)).contains(&"zanzibar".to_string()));
+        assert!(Givers::of(&hits, &plan("trip"), &profile(0.0))
+            .keys()
+            .is_empty());
+        assert!(Givers::of(&hits, &plan("trip"), &profile(0.5))
+            .keys()
+            .contains(&"zanzibar".to_string()));
     }
 }

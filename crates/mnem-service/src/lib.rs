@@ -555,10 +555,19 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         plan: &RecallPlan,
         ranked: Vec<RecallHit>,
     ) -> Result<Vec<RecallHit>> {
-        let keys = hop::keys(&ranked, plan, &self.profile);
+        let givers = hop::Givers::of(&ranked, plan, &self.profile);
         let known = ranked.iter().map(|hit| hit.evidence.id).collect();
-        let read = self.read_mentions(actor, plan, keys, known).await?;
-        Ok(hop::hop(ranked, &read, plan, actor, &self.profile))
+        let read = self
+            .read_mentions(actor, plan, givers.keys(), known)
+            .await?;
+        Ok(hop::hop_from(
+            ranked,
+            &givers,
+            &read,
+            plan,
+            actor,
+            &self.profile,
+        ))
     }
 
     /// The hop's read for `keys` at the profile's hub cut-off, records only for items not
