@@ -149,21 +149,34 @@ pub fn lexical(
     rows.collect()
 }
 
-/// Eligible documents with a current vector under the contract, selecting `columns`.
+/// Eligible documents with a current vector under the contract: `(doc, vector)` rows of
+/// the team's whole set, or — given `proposed`, the docs an index proposes — of those
+/// docs only, probed one by one through their key (`CROSS JOIN` keeps SQLite from
+/// walking the team's index instead). The proposed docs are one JSON array parameter,
+/// so the statement's text does not vary with their number and stays prepared.
 fn vector_eligibility(
-    columns: &str,
+    proposed: Option<&[i64]>,
     actor: &Actor,
     query: &RecallQuery,
     contract_key: &str,
     now: Timestamp,
 ) -> Statement {
-    let mut stmt = Statement {
-        sql: format!(
-            "SELECT {columns} FROM search_documents sd \
-             JOIN evidence e ON e.doc = sd.doc \
-             WHERE sd.state = 'current'"
-        ),
-        params: Vec::new(),
+    let mut stmt = match proposed {
+        None => Statement {
+            sql: "SELECT e.doc, sd.vector FROM search_documents sd \
+                  JOIN evidence e ON e.doc = sd.doc \
+                  WHERE sd.state = 'current'"
+                .into(),
+            params: Vec::new(),
+        },
+        Some(docs) => Statement {
+            sql: "SELECT e.doc, sd.vector FROM json_each(?) AS proposed \
+                  CROSS JOIN search_documents sd CROSS JOIN evidence e \
+                  WHERE sd.doc = proposed.value AND e.doc = sd.doc \
+                  AND sd.state = 'current'"
+                .into(),
+            params: vec![Value::Text(doc_array(docs))],
+        },
     };
     stmt.push(
         " AND sd.contract = ?",
@@ -193,10 +206,8 @@ pub fn vector(
 ) -> rusqlite::Result<Vec<Candidate>> {
     if let Some((indexes, threshold)) = ann {
         let mut verify = |docs: &[i64]| {
-            let mut stmt = vector_eligibility("e.doc, sd.vector", actor, query, contract_key, now);
-            stmt.push_in("e.doc", docs.iter().map(|doc| Value::Integer(*doc)));
-            // Not cached: the IN list's length varies from call to call.
-            let mut prepared = conn.prepare(&stmt.sql)?;
+            let stmt = vector_eligibility(Some(docs), actor, query, contract_key, now);
+            let mut prepared = conn.prepare_cached(&stmt.sql)?;
             scored_rows(&mut prepared, stmt.params, query_vector)
         };
         let plan = indexes.search(
@@ -212,13 +223,25 @@ pub fn vector(
             return hydrate(conn, &widen(&found), query.known_at);
         }
     }
-    let stmt = vector_eligibility("e.doc, sd.vector", actor, query, contract_key, now);
+    let stmt = vector_eligibility(None, actor, query, contract_key, now);
     let mut prepared = conn.prepare_cached(&stmt.sql)?;
-    let mut scored = scored_rows(&mut prepared, stmt.params, query_vector)?;
-    // Best first; ties by doc so the branch order is deterministic.
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.truncate(pool);
-    hydrate(conn, &widen(&scored), query.known_at)
+    let scored = scored_rows(&mut prepared, stmt.params, query_vector)?;
+    hydrate(conn, &widen(&best(scored, pool)), query.known_at)
+}
+
+/// The `pool` most similar of `scored`, best first; ties by doc so the branch order is
+/// deterministic. Only the kept ones are sorted: an exact scan scores the whole team.
+fn best(mut scored: Vec<(f32, i64)>, pool: usize) -> Vec<(f32, i64)> {
+    let order = |a: &(f32, i64), b: &(f32, i64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if pool == 0 {
+        return Vec::new();
+    }
+    if scored.len() > pool {
+        scored.select_nth_unstable_by(pool - 1, order);
+        scored.truncate(pool);
+    }
+    scored.sort_unstable_by(order);
+    scored
 }
 
 /// Similarities as the relevance a candidate carries.
@@ -373,4 +396,33 @@ pub fn neighbours(
             )
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan's selection keeps exactly what sorting everything and cutting would.
+    #[test]
+    fn the_best_of_an_exact_scan_equal_a_full_sort_cut_to_the_pool() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in [0usize, 1, 5, 100, 257] {
+            // Few distinct similarities, so ties by doc decide much of the order.
+            let scored: Vec<(f32, i64)> = (0..len)
+                .map(|doc| ((next() % 7) as f32 / 7.0, doc as i64))
+                .collect();
+            for pool in [0usize, 1, 10, 100, 300] {
+                let mut sorted = scored.clone();
+                sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                sorted.truncate(pool);
+                assert_eq!(best(scored.clone(), pool), sorted, "len {len} pool {pool}");
+            }
+        }
+    }
 }
