@@ -272,14 +272,15 @@ impl SqliteStore {
         .map_err(StoreError::backend)?
     }
 
-    /// Runs read-only `work` on a free reader connection (or the writer, in memory).
+    /// Runs read-only `work` on a free reader connection (or the writer, in memory), in
+    /// one read transaction ([`in_snapshot`]).
     async fn with_reader<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
         if self.readers.is_empty() {
-            return self.with_conn(work).await;
+            return self.with_conn(|conn| in_snapshot(conn, work)).await;
         }
         let readers = Arc::clone(&self.readers);
         let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
@@ -292,7 +293,7 @@ impl SqliteStore {
                     .lock()
                     .map_err(|_| StoreError::Backend("sqlite reader lock poisoned".into()))?,
             };
-            work(&mut guard)
+            in_snapshot(&mut guard, work)
         })
         .await
         .map_err(StoreError::backend)?
@@ -654,10 +655,9 @@ impl GraphStore for SqliteStore {
     ) -> Result<Pack> {
         let actor = *actor;
         let exported_at = self.clock.now();
+        // `with_reader`'s one read transaction makes the pack one snapshot of the file.
         self.with_reader(move |conn| {
-            // One read transaction: the pack is one snapshot of the file.
-            let tx = conn.transaction().db()?;
-            let rows = SqliteRows { conn: &tx };
+            let rows = SqliteRows { conn };
             graph::run(mnem_store::pack::export(
                 &rows,
                 &actor,
@@ -980,6 +980,33 @@ impl SearchIndex for SqliteStore {
     }
 }
 
+/// Runs read-only `work` inside one read transaction. Every statement then sees the same
+/// snapshot of the file — a lexical search's block, statistics and eligibility reads
+/// agree even while a writer commits between them — and the WAL read lock is taken once
+/// instead of once per statement (each took and released it through `fcntl`: 5% of a
+/// lexical recall's time in a profile at 100k items).
+fn in_snapshot<T>(
+    conn: &mut Connection,
+    work: impl FnOnce(&mut Connection) -> Result<T>,
+) -> Result<T> {
+    if !conn.is_autocommit() {
+        // Already inside a transaction (never on a reader): it is the snapshot.
+        return work(conn);
+    }
+    conn.execute_batch("BEGIN").db()?;
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut *conn)));
+    // Nothing was written: ending the transaction either way only releases the snapshot.
+    // Also after a panic, so a connection left behind never pins the WAL to an old read.
+    let ended = conn.execute_batch(if matches!(out, Ok(Ok(_))) {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    });
+    let out = out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+    ended.db()?;
+    Ok(out)
+}
+
 /// Resolves (creating on first use) a team and one of its profiles by name.
 pub(crate) fn ensure_profile(
     tx: &rusqlite::Transaction<'_>,
@@ -1181,5 +1208,62 @@ mod tests {
     #[test]
     fn without_the_guarantee_sqlite_plans_again_for_each_bind() {
         assert!(replans(false) > 0);
+    }
+
+    /// Two connections to one WAL file: a reader, and a writer that commits a row.
+    fn wal_pair(dir: &std::path::Path) -> (Connection, Connection) {
+        let path = dir.join("snapshot.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
+            .unwrap();
+        writer.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        (Connection::open(&path).unwrap(), writer)
+    }
+
+    fn rows(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_readers_statements_share_one_snapshot_while_a_writer_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut reader, writer) = wal_pair(dir.path());
+        let (before, during) = in_snapshot(&mut reader, |conn| {
+            let before = rows(conn);
+            writer.execute("INSERT INTO t VALUES (1)", []).unwrap();
+            Ok((before, rows(conn)))
+        })
+        .unwrap();
+        assert_eq!(before, 0);
+        assert_eq!(during, 0);
+        // The next read sees the commit: the snapshot ended with the work.
+        assert_eq!(rows(&reader), 1);
+        assert!(reader.is_autocommit());
+    }
+
+    #[test]
+    fn a_snapshot_ends_when_its_work_fails_or_panics() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut reader, writer) = wal_pair(dir.path());
+        let failed: Result<()> = in_snapshot(&mut reader, |conn| {
+            rows(conn);
+            Err(StoreError::Backend("the work failed".into()))
+        });
+        assert!(
+            matches!(&failed, Err(StoreError::Backend(reason)) if reason.to_string() == "the work failed")
+        );
+        assert!(reader.is_autocommit());
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            in_snapshot(&mut reader, |conn| -> Result<()> {
+                rows(conn);
+                panic!("the work panicked")
+            })
+        }));
+        assert!(panicked.is_err());
+        assert!(reader.is_autocommit());
+        writer.execute("INSERT INTO t VALUES (1)", []).unwrap();
+        assert_eq!(rows(&reader), 1);
     }
 }
