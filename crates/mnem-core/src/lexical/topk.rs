@@ -241,8 +241,14 @@ enum Eligibility {
 pub struct TopK {
     bm25: Bm25,
     cursors: Vec<Cursor>,
+    /// The terms by whole-list bound, lowest first (ties by term): fixed for the search,
+    /// so each window only moves the split between non-essential and essential.
+    by_bound: Vec<usize>,
     pool: usize,
     order: BranchOrder,
+    /// A scored document's per-term contributions, reused from one document to the next
+    /// (one allocation per search rather than one per document scored).
+    spare: Vec<f64>,
     /// Start of the next window.
     next_doc: i64,
     window: Option<Window>,
@@ -314,8 +320,12 @@ impl TopK {
     /// A search for `terms` (their order is the order a score sums them in), keeping the
     /// best `pool` documents.
     pub fn new(bm25: Bm25, terms: &[SearchTerm], pool: usize, order: BranchOrder) -> Self {
+        let mut by_bound: Vec<usize> = (0..terms.len()).collect();
+        by_bound.sort_by(|&a, &b| terms[a].bound.total_cmp(&terms[b].bound).then(a.cmp(&b)));
         Self {
             bm25,
+            by_bound,
+            spare: Vec::with_capacity(terms.len()),
             cursors: terms
                 .iter()
                 .map(|term| Cursor {
@@ -498,11 +508,7 @@ impl TopK {
         let threshold = self.threshold();
         // The lowest whole-list bounds, while their sum stays below the threshold, are
         // non-essential: a doc holding only those terms cannot reach the pool.
-        let mut by_bound: Vec<usize> = (0..self.cursors.len()).collect();
-        by_bound.sort_by(|&a, &b| {
-            let (x, y) = (self.cursors[a].list_bound, self.cursors[b].list_bound);
-            x.total_cmp(&y).then(a.cmp(&b))
-        });
+        let by_bound = &self.by_bound;
         let mut split = 0;
         let mut low_sum = 0.0;
         if let Some(th) = threshold {
@@ -549,11 +555,12 @@ impl TopK {
             self.skip_past(end);
             return None;
         }
-        let mut non_essential: Vec<(usize, f64)> = by_bound[..split]
+        // Highest bound first, as `Window::non_essential` keeps them.
+        let non_essential: Vec<(usize, f64)> = self.by_bound[..split]
             .iter()
+            .rev()
             .map(|&t| (t, self.cursors[t].list_bound))
             .collect();
-        non_essential.reverse();
         self.window = Some(Window {
             end,
             next: start,
@@ -598,7 +605,9 @@ impl TopK {
                     break;
                 };
                 window.next = doc.saturating_add(1);
-                let mut contributions = vec![0.0f64; terms];
+                let mut contributions = std::mem::take(&mut self.spare);
+                contributions.clear();
+                contributions.resize(terms, 0.0);
                 let mut essential_score = 0.0;
                 for &t in &window.essential {
                     let cursor = &mut self.cursors[t];
@@ -610,6 +619,7 @@ impl TopK {
                 }
                 let reachable = essential_score + window.non_essential_bound;
                 if self.threshold().is_some_and(|th| below(reachable, th)) {
+                    self.spare = contributions;
                     continue;
                 }
                 window.current = Some(Scoring {
@@ -661,12 +671,10 @@ impl TopK {
                     break;
                 }
             }
-            if pruned {
-                continue;
-            }
             // Summed in the terms' order, as an unpruned read sums them.
             let relevance: f64 = scoring.contributions.iter().sum();
-            if threshold.is_some_and(|th| below(relevance, th)) {
+            self.spare = scoring.contributions;
+            if pruned || threshold.is_some_and(|th| below(relevance, th)) {
                 continue;
             }
             self.pending.push((doc, relevance));
