@@ -229,18 +229,20 @@ pub(crate) fn as_client(object: &deadpool_postgres::Object) -> &tokio_postgres::
 }
 
 /// Starts a transaction on `client` scoped to `team` (row-level security admits only its
-/// rows), read-only when asked.
+/// rows), read-only when asked. A read-only one is `REPEATABLE READ`: all its statements
+/// see one snapshot — a lexical search's block, statistics and eligibility steps agree
+/// even while another server commits between them — and a read-only transaction never
+/// fails to serialise. Writes keep `READ COMMITTED` under the team's locks.
 pub(crate) async fn begin<'c>(
     client: &'c mut deadpool_postgres::Object,
     team: Option<TeamId>,
     read_only: bool,
 ) -> Result<deadpool_postgres::Transaction<'c>> {
-    let tx = client
-        .build_transaction()
-        .read_only(read_only)
-        .start()
-        .await
-        .db()?;
+    let mut builder = client.build_transaction().read_only(read_only);
+    if read_only {
+        builder = builder.isolation_level(tokio_postgres::IsolationLevel::RepeatableRead);
+    }
+    let tx = builder.start().await.db()?;
     if let Some(team) = team {
         // Every recall opens several transactions: a statement the connection prepared
         // once saves the parse round trip a bare text costs each time.

@@ -96,3 +96,24 @@ pub async fn fresh_database_url(url: &str) -> Result<String> {
     let prefix = base.rsplit_once('/').map_or(base, |(head, _)| head);
     Ok(format!("{prefix}/{name}"))
 }
+
+/// The team's evidence counted twice inside one of the store's read transactions, with
+/// `between` awaited (a write the caller commits on other connections) in the middle:
+/// what one read sees while another server writes during it.
+pub async fn evidence_counted_around<F>(
+    store: &PgStore,
+    team: mnem_core::TeamId,
+    between: F,
+) -> Result<(i64, i64)>
+where
+    F: std::future::Future<Output = Result<()>>,
+{
+    const COUNT: &str = "/* test probe */ SELECT count(*) FROM evidence WHERE team_id = $1";
+    let mut client = store.client().await?;
+    let tx = crate::begin(&mut client, Some(team), true).await?;
+    let first: i64 = tx.query_one(COUNT, &[&team.0]).await.db()?.get(0);
+    between.await?;
+    let second: i64 = tx.query_one(COUNT, &[&team.0]).await.db()?.get(0);
+    tx.commit().await.db()?;
+    Ok((first, second))
+}

@@ -682,3 +682,32 @@ async fn two_servers_writing_one_team_at_once_lose_no_posting() {
         .expect("lexical");
     assert_eq!(found.len(), 2 * EACH, "every text is found");
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn a_read_sees_one_snapshot_while_another_connection_writes() {
+    let Some((_config, store)) = fresh().await else {
+        return;
+    };
+    let team = store.open_team("snapshot").await.unwrap();
+    store
+        .remember(&team, NewEvidence::new("written before the read"))
+        .await
+        .unwrap();
+    let meanwhile = async {
+        store
+            .remember(&team, NewEvidence::new("written during the read"))
+            .await
+            .map(|_| ())
+    };
+    let (first, second) = testing::evidence_counted_around(&store, team.team, meanwhile)
+        .await
+        .unwrap();
+    assert_eq!(first, 1);
+    // Under READ COMMITTED the second statement would see the commit (2).
+    assert_eq!(second, 1);
+    let after = testing::evidence_counted_around(&store, team.team, async { Ok(()) })
+        .await
+        .unwrap();
+    assert_eq!(after, (2, 2));
+}
