@@ -52,7 +52,8 @@ impl MentionRead {
         let mut read = Self::default();
         let mut rare = Vec::new();
         for (key, items) in counts {
-            if items == 0 {
+            // A key listed twice is read once (the store's read joins on the list).
+            if items == 0 || read.keys.contains_key(&key) {
                 continue;
             }
             if items <= max_items as u64 {
@@ -234,10 +235,16 @@ mod tests {
 
     #[test]
     fn counts_keep_every_mentioned_key_and_name_the_rare_ones() {
-        let counts = [("pottery", 2), ("melanie", 9), ("never", 0), ("class", 5)];
+        let counts = [
+            ("pottery", 2),
+            ("melanie", 9),
+            ("never", 0),
+            ("class", 5),
+            ("pottery", 2),
+        ];
         let (read, rare) =
             MentionRead::counted(counts.iter().map(|(key, n)| (key.to_string(), *n)), 5);
-        assert_eq!(rare, ["pottery", "class"]);
+        assert_eq!(rare, ["pottery", "class"], "each rare key named once");
         assert_eq!(
             read.keys["melanie"].items, 9,
             "a hub is kept, with its count"

@@ -87,7 +87,7 @@ pub fn list(conn: &Connection, actor: &Actor, filter: &CommunityFilter) -> Resul
         Some(entities) => {
             values.push(Value::Text(hex_ids(
                 entities.iter().map(EntityId::as_bytes),
-            )?));
+            )));
             Some(format!(
                 "{{id}} IN (SELECT unhex(value) FROM json_each(?{}))",
                 values.len()

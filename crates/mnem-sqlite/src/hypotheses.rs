@@ -76,9 +76,7 @@ pub fn list(
     sql.push_str(&mnem_sql::hypotheses_with_status(&filter.statuses));
     let mut values = vec![Value::Blob(actor.team.as_bytes().to_vec())];
     if let Some(ids) = &filter.ids {
-        values.push(Value::Text(hex_ids(
-            ids.iter().map(HypothesisId::as_bytes),
-        )?));
+        values.push(Value::Text(hex_ids(ids.iter().map(HypothesisId::as_bytes))));
         let n = values.len();
         sql.push_str(&format!(
             " AND h.hypothesis_id IN (SELECT unhex(value) FROM json_each(?{n}))"
@@ -87,7 +85,7 @@ pub fn list(
     if let Some(relationships) = &filter.relationships {
         values.push(Value::Text(hex_ids(
             relationships.iter().map(RelationshipId::as_bytes),
-        )?));
+        )));
         let n = values.len();
         sql.push_str(&mnem_sql::hypotheses_citing(
             "?1",

@@ -130,8 +130,15 @@ pub struct SqliteStore {
 fn keep_plans_stable(conn: &Connection) -> Result<()> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
         .db()?;
+    conn.set_prepared_statement_cache_capacity(STATEMENTS_CACHED);
     Ok(())
 }
+
+/// Prepared statements a connection keeps. rusqlite keeps 16 by default, fewer than the
+/// distinct statements of one ranked recall (branches, eligibility, hydration, windows,
+/// mentions, support, discovery): past 16 the least recently used is dropped and parsed
+/// again on its next use, every recall.
+const STATEMENTS_CACHED: usize = 256;
 
 /// Reads pages through a memory map of the file instead of copying each one out of the
 /// operating system's cache into the connection's own (`pread`, then SQLite's page
@@ -489,7 +496,7 @@ impl GraphStore for SqliteStore {
     ) -> Result<Vec<(ProfileId, String)>> {
         let team = actor.team;
         self.with_reader(move |conn| {
-            let listed = graph::hex_ids(ids.iter().map(ProfileId::as_bytes))?;
+            let listed = graph::hex_ids(ids.iter().map(ProfileId::as_bytes));
             let sql = mnem_sql::select_profile_names(
                 "?1",
                 "{id} IN (SELECT unhex(value) FROM json_each(?2))",
@@ -993,15 +1000,19 @@ fn in_snapshot<T>(
         // Already inside a transaction (never on a reader): it is the snapshot.
         return work(conn);
     }
-    conn.execute_batch("BEGIN").db()?;
+    // Cached statements: `execute_batch` would parse them again on every read.
+    conn.prepare_cached("BEGIN").db()?.execute([]).db()?;
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&mut *conn)));
     // Nothing was written: ending the transaction either way only releases the snapshot.
     // Also after a panic, so a connection left behind never pins the WAL to an old read.
-    let ended = conn.execute_batch(if matches!(out, Ok(Ok(_))) {
+    let end = if matches!(out, Ok(Ok(_))) {
         "COMMIT"
     } else {
         "ROLLBACK"
-    });
+    };
+    let ended = conn
+        .prepare_cached(end)
+        .and_then(|mut statement| statement.execute([]));
     let out = out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
     ended.db()?;
     Ok(out)

@@ -53,14 +53,6 @@ impl Statement {
         self.sql.push_str(sql);
         self.params.push(param);
     }
-
-    /// Appends ` AND column IN (?, ?, …)`.
-    pub(crate) fn push_in(&mut self, column: &str, values: impl IntoIterator<Item = Value>) {
-        let start = self.params.len();
-        self.params.extend(values);
-        let marks = vec!["?"; self.params.len() - start].join(", ");
-        self.sql.push_str(&format!(" AND {column} IN ({marks})"));
-    }
 }
 
 impl mnem_sql::Binder for Statement {

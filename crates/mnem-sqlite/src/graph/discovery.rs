@@ -28,15 +28,16 @@ pub fn entities_named(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let marks = vec!["?"; names.len()].join(", ");
-    let mut params = vec![blob(actor.team.as_bytes())];
-    params.extend(names.iter().cloned().map(Value::Text));
+    // The names travel as one JSON array: the statement text is constant, so it stays
+    // prepared across recalls.
+    let listed = serde_json::to_string(names).map_err(StoreError::backend)?;
+    let params = vec![blob(actor.team.as_bytes()), Value::Text(listed)];
     let mut stmt = conn
-        .prepare(&format!(
-            "SELECT DISTINCT a.entity_id, a.alias_key FROM entity_aliases a \
-             WHERE a.team_id = ? AND a.alias_key IN ({marks}) \
-             ORDER BY a.entity_id LIMIT 64"
-        ))
+        .prepare_cached(
+            "SELECT DISTINCT a.entity_id, a.alias_key FROM json_each(?2) AS n \
+             CROSS JOIN entity_aliases a WHERE a.team_id = ?1 AND a.alias_key = n.value \
+             ORDER BY a.entity_id LIMIT 64",
+        )
         .db()?;
     let rows = stmt
         .query_map(rusqlite::params_from_iter(params), |row| {
@@ -139,7 +140,7 @@ pub fn evidence_support(
         "WITH ids(id) AS (SELECT unhex(value) FROM json_each(?2)) {}",
         mnem_sql::support(view, "?1", "{id} IN (SELECT id FROM ids)")
     );
-    let ids = hex_ids(evidence.iter().map(EvidenceId::as_bytes))?;
+    let ids = hex_ids(evidence.iter().map(EvidenceId::as_bytes));
     let mut stmt = conn.prepare_cached(&sql).db()?;
     let rows = stmt
         .query_map(params![actor.team.as_bytes(), ids], |row| {

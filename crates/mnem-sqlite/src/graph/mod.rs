@@ -39,15 +39,60 @@ pub struct SqliteRows<'c> {
 }
 
 /// Ids as one JSON array of hex strings, for `SELECT unhex(value) FROM json_each(?)`: a
-/// list of any length in one parameter, so the statement text stays constant.
-pub(crate) fn hex_ids<'a>(ids: impl IntoIterator<Item = &'a [u8; 16]>) -> Result<String> {
-    let ids: Vec<String> = ids
-        .into_iter()
-        .map(|id| id.iter().map(|b| format!("{b:02x}")).collect())
-        .collect();
-    serde_json::to_string(&ids).map_err(StoreError::backend)
+/// list of any length in one parameter, so the statement text stays constant. Written by
+/// hand (hex digits need no JSON escaping): a `format!` per byte was 5% of a recall's
+/// store reads, through the support signal's read.
+pub(crate) fn hex_ids<'a>(ids: impl IntoIterator<Item = &'a [u8; 16]>) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut json = String::from("[");
+    for (i, id) in ids.into_iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        json.push('"');
+        for byte in id {
+            json.push(char::from(DIGITS[usize::from(byte >> 4)]));
+            json.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+        }
+        json.push('"');
+    }
+    json.push(']');
+    json
 }
 
 pub(super) fn blob(bytes: &[u8; 16]) -> Value {
     Value::Blob(bytes.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hex_ids;
+
+    /// The array SQLite's `json_each` and `unhex` read back into the same ids.
+    #[test]
+    fn ids_travel_as_a_json_array_of_lower_case_hex() {
+        let a = [
+            0x00, 0x01, 0x0a, 0xff, 0x10, 0x9c, 0x7e, 0xe7, 0, 0, 0, 0, 0, 0, 0, 0x42,
+        ];
+        let b = [0xab; 16];
+        let json = hex_ids([&a, &b]);
+        let parsed: Vec<String> = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            parsed,
+            [
+                "00010aff109c7ee70000000000000042",
+                "abababababababababababababababab"
+            ]
+        );
+        assert_eq!(hex_ids(std::iter::empty()), "[]");
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let back: Vec<Vec<u8>> = conn
+            .prepare("SELECT unhex(value) FROM json_each(?1)")
+            .unwrap()
+            .query_map([&json], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(back, [a.to_vec(), b.to_vec()]);
+    }
 }
