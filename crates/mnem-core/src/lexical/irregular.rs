@@ -174,6 +174,11 @@ const FORMS: &[(&str, &str)] = &[
     ("wrote", "write"),
 ];
 
+/// Every irregular form and its word.
+pub fn forms() -> impl Iterator<Item = (&'static str, &'static str)> {
+    FORMS.iter().copied()
+}
+
 /// The word `word` (lowercase ASCII) is an irregular form of, if it is one.
 pub fn base_of(word: &str) -> Option<&'static str> {
     FORMS

@@ -136,24 +136,81 @@ pub fn phrase_terms(text: &str) -> Vec<String> {
     words(text).iter().map(|word| term_of(word)).collect()
 }
 
-/// How many of `terms` (as [`query_terms`] makes them) `text` holds. Only words that
-/// begin with some term's first character, or are irregular forms ("went" → "go"), are
-/// stemmed — otherwise a term keeps its word's first character (Porter2 changes later
-/// letters only: "dying" → "die") — so scanning long texts for a few terms stays cheap.
+/// How many of `terms` (as [`query_terms`] makes them) `text` holds. For many texts and
+/// the same terms, build a [`TermMatcher`] once.
 pub fn matched_terms(text: &str, terms: &[String]) -> usize {
-    let heads: Vec<char> = terms.iter().filter_map(|t| t.chars().next()).collect();
-    let mut found = vec![false; terms.len()];
-    for word in words(text) {
-        let head = word.chars().next();
-        if !head.is_some_and(|c| heads.contains(&c)) && irregular::base_of(&word).is_none() {
-            continue;
-        }
-        let term = term_of(&word);
-        for (i, wanted) in terms.iter().enumerate() {
-            found[i] |= *wanted == term;
+    TermMatcher::new(terms).count(text)
+}
+
+/// Counts which of a query's terms a text holds, as [`document_terms`] would find them,
+/// without stemming most words. Only words that begin with some term's first character
+/// are stemmed — otherwise a term keeps its word's first character (Porter2 changes later
+/// letters only: "dying" → "die") — and the irregular forms that can reach a term ("went"
+/// → "go") are listed once, when the matcher is built. Excerpting long results scans
+/// every sentence of each: this keeps that scan cheap.
+pub struct TermMatcher<'t> {
+    terms: &'t [String],
+    heads: Vec<char>,
+    /// Irregular forms whose word stems to one of the terms.
+    irregular: Vec<&'static str>,
+}
+
+impl<'t> TermMatcher<'t> {
+    pub fn new(terms: &'t [String]) -> Self {
+        let heads = terms.iter().filter_map(|t| t.chars().next()).collect();
+        let irregular = irregular_terms()
+            .iter()
+            .filter(|(_, term)| terms.contains(term))
+            .map(|(form, _)| *form)
+            .collect();
+        Self {
+            terms,
+            heads,
+            irregular,
         }
     }
-    found.into_iter().filter(|f| *f).count()
+
+    /// How many of the terms `text` holds.
+    pub fn count(&self, text: &str) -> usize {
+        let mut found = vec![false; self.terms.len()];
+        let mut note = |word: &str| {
+            let head = word.chars().next();
+            if !head.is_some_and(|c| self.heads.contains(&c)) && !self.irregular.contains(&word) {
+                return;
+            }
+            let term = term_of(word);
+            for (i, wanted) in self.terms.iter().enumerate() {
+                found[i] |= *wanted == term;
+            }
+        };
+        if text.is_ascii() {
+            // ASCII folds to itself and lowercases byte by byte: the words `words` would
+            // give, without a string for each.
+            let mut word = String::new();
+            for piece in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+                if !piece.is_empty() {
+                    word.clear();
+                    word.extend(piece.chars().map(|c| c.to_ascii_lowercase()));
+                    note(&word);
+                }
+            }
+        } else {
+            for word in words(text) {
+                note(&word);
+            }
+        }
+        found.into_iter().filter(|f| *f).count()
+    }
+}
+
+/// Each irregular form with its term, stemmed once per process.
+fn irregular_terms() -> &'static [(&'static str, String)] {
+    static TERMS: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+    TERMS.get_or_init(|| {
+        irregular::forms()
+            .map(|(form, _)| (form, term_of(form)))
+            .collect()
+    })
 }
 
 fn stemmer() -> &'static Stemmer {
@@ -245,6 +302,61 @@ mod tests {
     }
 
     use super::*;
+
+    proptest::proptest! {
+        /// The matcher's shortcuts (first characters, the irregular forms listed once, the
+        /// ASCII path) find exactly what indexing the text would: any mix of words,
+        /// irregular forms, case, punctuation and accented or other-script text.
+        #[test]
+        fn the_matcher_finds_what_document_terms_find(
+            query in proptest::collection::vec(0..WORDS.len(), 1..6),
+            text in proptest::collection::vec((0..WORDS.len(), 0..SEPARATORS.len()), 0..40),
+        ) {
+            let query: Vec<&str> = query.into_iter().map(|i| WORDS[i]).collect();
+            let terms = query_terms(&query.join(" "));
+            let text: String = text
+                .into_iter()
+                .map(|(w, s)| format!("{}{}", WORDS[w], SEPARATORS[s]))
+                .collect();
+            let found = document_terms(&text).frequencies;
+            let expected = terms.iter().filter(|t| found.contains_key(*t)).count();
+            proptest::prop_assert_eq!(TermMatcher::new(&terms).count(&text), expected);
+        }
+    }
+
+    const WORDS: &[&str] = &[
+        "went",
+        "go",
+        "goes",
+        "Going",
+        "made",
+        "make",
+        "children",
+        "child",
+        "dying",
+        "die",
+        "skies",
+        "sky",
+        "planned",
+        "PLANS",
+        "ugly",
+        "ugliness",
+        "Café",
+        "cafe",
+        "3.5",
+        "x86",
+        "naïve",
+        "naive",
+        "東京",
+        "किताब",
+        "bought",
+        "buy",
+        "were",
+        "be",
+        "Ran",
+        "run",
+    ];
+    const SEPARATORS: &[&str] = &[" ", ", ", ". ", "'s ", "-", "!\n", "…", "/"];
 
     #[test]
     fn words_are_stemmed_lowercased_and_counted() {

@@ -3,7 +3,7 @@
 //! `…` where text was left out — so a budget holds several distinct results rather than
 //! the first long one cut short. The whole text stays one `show` away.
 
-use crate::lexical::{matched_terms, query_terms};
+use crate::lexical::{query_terms, TermMatcher};
 use crate::text::floor_char_boundary;
 
 use super::RecallHit;
@@ -29,9 +29,10 @@ pub fn focus(hits: &mut [RecallHit], query: &str, budget: usize, limit: usize) {
         .max(MIN_SHARE_BYTES)
         .min(budget);
     let terms = query_terms(query);
+    let matcher = TermMatcher::new(&terms);
     let fit = |context: &mut String| {
         if context.len() > share {
-            *context = excerpt(context, &terms, share);
+            *context = excerpt_with(context, &matcher, share);
         }
     };
     // Only the results that can be returned: `limit` applies after the budget.
@@ -81,11 +82,15 @@ pub(crate) fn sentences(text: &str) -> Vec<(usize, usize)> {
 /// order, joined with [`ELISION`] where text was skipped; the opening of the text when
 /// no sentence matches.
 pub fn excerpt(text: &str, terms: &[String], max_bytes: usize) -> String {
+    excerpt_with(text, &TermMatcher::new(terms), max_bytes)
+}
+
+fn excerpt_with(text: &str, matcher: &TermMatcher<'_>, max_bytes: usize) -> String {
     let spans = sentences(text);
     let mut scored: Vec<(usize, usize)> = spans
         .iter()
         .enumerate()
-        .map(|(i, &(start, end))| (i, matched_terms(&text[start..end], terms)))
+        .map(|(i, &(start, end))| (i, matcher.count(&text[start..end])))
         .filter(|&(_, matched)| matched > 0)
         .collect();
     scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
