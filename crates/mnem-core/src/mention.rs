@@ -128,7 +128,15 @@ fn tokens(text: &str) -> Vec<Token<'_>> {
 /// The keys of what `text` mentions, de-duplicated, in rule order, at most
 /// [`MAX_MENTIONS`].
 pub fn mentions(text: &str) -> Vec<String> {
-    let mut keys = Keys::default();
+    keys_up_to(text, MAX_MENTIONS)
+}
+
+/// The first `limit` keys of `text`, in rule order.
+fn keys_up_to(text: &str, limit: usize) -> Vec<String> {
+    let mut keys = Keys {
+        keys: Vec::new(),
+        limit,
+    };
     let body = match speaker_label(text) {
         Some((speaker, rest)) => {
             keys.add(speaker);
@@ -141,23 +149,33 @@ pub fn mentions(text: &str) -> Vec<String> {
     quoted(&tokens, &mut keys);
     numbers(&tokens, &mut keys);
     phrases(&tokens, &mut keys);
-    keys.0.truncate(MAX_MENTIONS);
-    keys.0
+    keys.keys
 }
 
-#[derive(Default)]
-struct Keys(Vec<String>);
+/// Keys in the order found, each once, at most `limit`: they are only ever appended, so
+/// once `limit` are held nothing more is kept and nothing more need be stemmed (a long
+/// text has far more candidates than keys).
+struct Keys {
+    keys: Vec<String>,
+    limit: usize,
+}
 
 impl Keys {
     fn add(&mut self, surface: &str) {
+        if self.keys.len() >= self.limit {
+            return;
+        }
         let mut key = phrase_terms(surface).join(" ");
         key.truncate(floor_char_boundary(&key, MAX_KEY_BYTES));
-        if !key.is_empty() && !self.0.contains(&key) {
-            self.0.push(key);
+        if !key.is_empty() && !self.keys.contains(&key) {
+            self.keys.push(key);
         }
     }
 
     fn add_words(&mut self, words: &[&Token<'_>]) {
+        if self.keys.len() >= self.limit {
+            return;
+        }
         let surface: Vec<&str> = words.iter().map(|t| t.word).collect();
         self.add(&surface.join(" "));
     }
@@ -349,6 +367,30 @@ mod tests {
         let keys = mentions(&text);
         assert_eq!(keys.len(), MAX_MENTIONS);
         assert_eq!(keys.first().map(String::as_str), Some("zanzibar"));
+    }
+
+    /// Stopping at the cap keeps exactly the first keys an uncapped pass finds.
+    #[test]
+    fn the_cap_keeps_the_first_keys_of_the_whole_text() {
+        let texts = [
+            "Caroline: I went to the LGBTQ support group with Melanie and \"Becoming Nicole\" \
+             on 7 May 2023, then 3 km to the Blue Ridge park for the pottery class.",
+            "Sure! Here are ideas: 1. Visit the Metropolitan Museum of Art. 2. Walk the \
+             High Line. 3. Try Joe's Pizza on Carmine Street. 4. See \"Hamilton\" at the \
+             Richard Rodgers Theatre. 5. Take the Staten Island Ferry for 30 minutes.",
+            "no names here, just words about cooking dinner and cleaning dishes later",
+        ];
+        assert!(
+            keys_up_to(texts[1], usize::MAX).len() > MAX_MENTIONS,
+            "the cap is reached"
+        );
+        for text in texts {
+            for limit in [0, 1, 3, 5, MAX_MENTIONS] {
+                let mut all = keys_up_to(text, usize::MAX);
+                all.truncate(limit);
+                assert_eq!(keys_up_to(text, limit), all, "{limit} of {text}");
+            }
+        }
     }
 
     #[test]
