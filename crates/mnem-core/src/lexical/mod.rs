@@ -12,7 +12,8 @@
 //! SQLite's 0009 and 0016 and PostgreSQL's 0005 and 0015 did. SQLite also re-derives a text's terms to take
 //! it out of the index when it is erased, so it must get the terms it indexed.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -153,6 +154,9 @@ pub struct TermMatcher<'t> {
     heads: Vec<char>,
     /// Irregular forms whose word stems to one of the terms.
     irregular: Vec<&'static str>,
+    /// Each word stemmed so far and the terms it is: the same words recur across a
+    /// result's sentences and across results.
+    stemmed: RefCell<HashMap<String, Vec<usize>>>,
 }
 
 impl<'t> TermMatcher<'t> {
@@ -167,6 +171,7 @@ impl<'t> TermMatcher<'t> {
             terms,
             heads,
             irregular,
+            stemmed: RefCell::new(HashMap::new()),
         }
     }
 
@@ -178,9 +183,16 @@ impl<'t> TermMatcher<'t> {
             if !head.is_some_and(|c| self.heads.contains(&c)) && !self.irregular.contains(&word) {
                 return;
             }
-            let term = term_of(word);
-            for (i, wanted) in self.terms.iter().enumerate() {
-                found[i] |= *wanted == term;
+            let mut stemmed = self.stemmed.borrow_mut();
+            if !stemmed.contains_key(word) {
+                let term = term_of(word);
+                let matches = (0..self.terms.len())
+                    .filter(|&i| self.terms[i] == term)
+                    .collect();
+                stemmed.insert(word.to_string(), matches);
+            }
+            for &i in stemmed.get(word).into_iter().flatten() {
+                found[i] = true;
             }
         };
         if text.is_ascii() {
@@ -310,17 +322,25 @@ mod tests {
         #[test]
         fn the_matcher_finds_what_document_terms_find(
             query in proptest::collection::vec(0..WORDS.len(), 1..6),
-            text in proptest::collection::vec((0..WORDS.len(), 0..SEPARATORS.len()), 0..40),
+            texts in proptest::collection::vec(
+                proptest::collection::vec((0..WORDS.len(), 0..SEPARATORS.len()), 0..40),
+                1..4,
+            ),
         ) {
             let query: Vec<&str> = query.into_iter().map(|i| WORDS[i]).collect();
             let terms = query_terms(&query.join(" "));
-            let text: String = text
-                .into_iter()
-                .map(|(w, s)| format!("{}{}", WORDS[w], SEPARATORS[s]))
-                .collect();
-            let found = document_terms(&text).frequencies;
-            let expected = terms.iter().filter(|t| found.contains_key(*t)).count();
-            proptest::prop_assert_eq!(TermMatcher::new(&terms).count(&text), expected);
+            // One matcher for every text, as an excerpt uses it: what it remembers of
+            // one text must not change what it finds in the next.
+            let matcher = TermMatcher::new(&terms);
+            for text in texts {
+                let text: String = text
+                    .into_iter()
+                    .map(|(w, s)| format!("{}{}", WORDS[w], SEPARATORS[s]))
+                    .collect();
+                let found = document_terms(&text).frequencies;
+                let expected = terms.iter().filter(|t| found.contains_key(*t)).count();
+                proptest::prop_assert_eq!(matcher.count(&text), expected);
+            }
         }
     }
 

@@ -66,12 +66,11 @@ fn token_ranges(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
     let mut at = 0;
-    while at < bytes.len() {
-        let len = match bytes[at] {
-            b'<' | b'[' => token_len(&bytes[at..]),
-            _ => None,
-        };
-        match len {
+    // Every token opens with `<` or `[`: jump from one to the next (recall escapes every
+    // candidate's text, so this scan runs over every long text a recall considers).
+    while let Some(skip) = memchr::memchr2(b'<', b'[', &bytes[at..]) {
+        at += skip;
+        match token_len(&bytes[at..]) {
             Some(len) => {
                 found.push(at..at + len);
                 at += len;
