@@ -49,26 +49,31 @@ impl FromSql for UuidBytes {
     }
 }
 
+/// A text column borrowed from the row, not copied: hydration parses several per record
+/// and recall hydrates hundreds of records.
+fn text_at<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(index)?.as_str().map_err(|err| {
+        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err))
+    })
+}
+
 pub(crate) fn parsed<T: FromStr>(row: &Row<'_>, index: usize) -> rusqlite::Result<T>
 where
     T::Err: std::error::Error + Send + Sync + 'static,
 {
-    let text: String = row.get(index)?;
-    text.parse().map_err(|err| {
+    text_at(row, index)?.parse().map_err(|err| {
         rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err))
     })
 }
 
 fn json<T: serde::de::DeserializeOwned>(row: &Row<'_>, index: usize) -> rusqlite::Result<T> {
-    let text: String = row.get(index)?;
-    serde_json::from_str(&text).map_err(|err| {
+    serde_json::from_str(text_at(row, index)?).map_err(|err| {
         rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err))
     })
 }
 
 pub fn evidence_from_row(row: &Row<'_>) -> rusqlite::Result<Evidence> {
-    let scope_path: String = row.get(13)?;
-    let scope = Scope::parse(&scope_path).map_err(|err| {
+    let scope = Scope::parse(text_at(row, 13)?).map_err(|err| {
         rusqlite::Error::FromSqlConversionFailure(13, rusqlite::types::Type::Text, Box::new(err))
     })?;
     Ok(Evidence {
