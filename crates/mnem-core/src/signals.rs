@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::graph::Tier;
 use crate::lexical::query_terms;
-use crate::pipeline::sentences;
+use crate::pipeline::Sentences;
 use crate::text::floor_char_boundary;
 use crate::{Evidence, RecallHit, SourceType, TeamId};
 
@@ -91,15 +91,18 @@ pub fn only_asks(evidence: &Evidence) -> bool {
     let body = speaker_label(text).map_or(text, |(_, body)| body);
     let mut asks = false;
     let mut aside_words = 0;
-    for (start, end) in sentences(body) {
+    // Sentence by sentence, and words counted only up to what decides: a long turn is
+    // given up on at its first long sentence, not split whole first.
+    let words = |sentence: &str, most: usize| sentence.split_whitespace().take(most + 1).count();
+    for (start, end) in Sentences::of(body) {
         let sentence = body[start..end].trim_end();
         if sentence.ends_with('?') {
-            if sentence.split_whitespace().count() > MAX_QUESTION_WORDS {
+            if words(sentence, MAX_QUESTION_WORDS) > MAX_QUESTION_WORDS {
                 return false;
             }
             asks = true;
         } else {
-            aside_words += sentence.split_whitespace().count();
+            aside_words += words(sentence, MAX_ASIDE_WORDS);
             if aside_words > MAX_ASIDE_WORDS {
                 return false;
             }

@@ -49,32 +49,58 @@ pub fn focus(hits: &mut [RecallHit], query: &str, budget: usize, limit: usize) {
 /// Sentence spans of `text`: each ends after `.`, `!`, `?` or a line break (with the
 /// white space that follows), or at the end.
 pub(crate) fn sentences(text: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        if matches!(c, '.' | '!' | '?' | '\n') {
-            let mut end = at + c.len_utf8();
-            // A sentence ends at white space after its mark ("3.5" is one word).
-            let next = chars.peek().map(|&(_, n)| n);
-            if c != '\n' && next.is_some_and(|n| !n.is_whitespace()) {
-                continue;
-            }
-            while let Some(&(i, n)) = chars.peek() {
-                if !n.is_whitespace() {
-                    break;
-                }
-                end = i + n.len_utf8();
-                chars.next();
-            }
-            spans.push((start, end));
-            start = end;
+    Sentences::of(text).collect()
+}
+
+/// The spans of [`sentences`], found one at a time, so a reader that stops early (a
+/// turn that turns out to say more than it asks) does not split the rest of a long text.
+pub(crate) struct Sentences<'a> {
+    text: &'a str,
+    chars: std::iter::Peekable<std::str::CharIndices<'a>>,
+    start: usize,
+}
+
+impl<'a> Sentences<'a> {
+    pub(crate) fn of(text: &'a str) -> Self {
+        Self {
+            text,
+            chars: text.char_indices().peekable(),
+            start: 0,
         }
     }
-    if start < text.len() {
-        spans.push((start, text.len()));
+}
+
+impl Iterator for Sentences<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        while let Some((at, c)) = self.chars.next() {
+            if matches!(c, '.' | '!' | '?' | '\n') {
+                let mut end = at + c.len_utf8();
+                // A sentence ends at white space after its mark ("3.5" is one word).
+                let next = self.chars.peek().map(|&(_, n)| n);
+                if c != '\n' && next.is_some_and(|n| !n.is_whitespace()) {
+                    continue;
+                }
+                while let Some(&(i, n)) = self.chars.peek() {
+                    if !n.is_whitespace() {
+                        break;
+                    }
+                    end = i + n.len_utf8();
+                    self.chars.next();
+                }
+                let span = (self.start, end);
+                self.start = end;
+                return Some(span);
+            }
+        }
+        if self.start < self.text.len() {
+            let span = (self.start, self.text.len());
+            self.start = self.text.len();
+            return Some(span);
+        }
+        None
     }
-    spans
 }
 
 /// At most `max_bytes` of `text`: the sentences holding the most query terms (earlier
