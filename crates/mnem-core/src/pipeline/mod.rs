@@ -14,8 +14,8 @@ mod profile;
 
 pub use budget::{fit_budget, MIN_CONTEXT_BYTES};
 pub(crate) use credit::Credit;
-pub use excerpt::{excerpt, ELISION, MIN_SHARE_BYTES};
 pub(crate) use excerpt::Sentences;
+pub use excerpt::{excerpt, ELISION, MIN_SHARE_BYTES};
 use plan::normalise_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
