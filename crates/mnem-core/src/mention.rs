@@ -145,10 +145,13 @@ fn keys_up_to(text: &str, limit: usize) -> Vec<String> {
         None => text,
     };
     let tokens = tokens(body);
-    names(&tokens, &mut keys);
-    quoted(&tokens, &mut keys);
-    numbers(&tokens, &mut keys);
-    phrases(&tokens, &mut keys);
+    // Each rule passes over every token: once the keys are full, the rest are skipped.
+    for rule in [names, quoted, numbers, phrases] {
+        if keys.full() {
+            break;
+        }
+        rule(&tokens, &mut keys);
+    }
     keys.keys
 }
 
@@ -161,8 +164,12 @@ struct Keys {
 }
 
 impl Keys {
+    fn full(&self) -> bool {
+        self.keys.len() >= self.limit
+    }
+
     fn add(&mut self, surface: &str) {
-        if self.keys.len() >= self.limit {
+        if self.full() {
             return;
         }
         let mut key = phrase_terms(surface).join(" ");
@@ -173,7 +180,7 @@ impl Keys {
     }
 
     fn add_words(&mut self, words: &[&Token<'_>]) {
-        if self.keys.len() >= self.limit {
+        if self.full() {
             return;
         }
         let surface: Vec<&str> = words.iter().map(|t| t.word).collect();
@@ -193,6 +200,9 @@ fn names(tokens: &[Token<'_>], keys: &mut Keys) {
         run.clear();
     };
     for token in tokens {
+        if keys.full() {
+            return;
+        }
         if token.is_capitalised() && !token.opens_sentence {
             run.push(token);
         } else {
@@ -207,6 +217,9 @@ fn names(tokens: &[Token<'_>], keys: &mut Keys) {
 
 fn quoted(tokens: &[Token<'_>], keys: &mut Keys) {
     for (start, token) in tokens.iter().enumerate() {
+        if keys.full() {
+            return;
+        }
         if !token.opens_quote {
             continue;
         }
@@ -223,6 +236,9 @@ fn quoted(tokens: &[Token<'_>], keys: &mut Keys) {
 
 fn numbers(tokens: &[Token<'_>], keys: &mut Keys) {
     for (i, token) in tokens.iter().enumerate() {
+        if keys.full() {
+            return;
+        }
         if !token.is_number() {
             continue;
         }
@@ -239,6 +255,9 @@ fn numbers(tokens: &[Token<'_>], keys: &mut Keys) {
 
 fn phrases(tokens: &[Token<'_>], keys: &mut Keys) {
     for pair in tokens.windows(2) {
+        if keys.full() {
+            return;
+        }
         let [first, second] = pair else { continue };
         if !first.breaks_after
             && first.is_alphabetic()
