@@ -145,13 +145,11 @@ fn keys_up_to(text: &str, limit: usize) -> Vec<String> {
         None => text,
     };
     let tokens = tokens(body);
-    // Each rule passes over every token: once the keys are full, the rest are skipped.
-    for rule in [names, quoted, numbers, phrases] {
-        if keys.full() {
-            break;
-        }
-        rule(&tokens, &mut keys);
-    }
+    // Each rule stops at its next token once the keys are full.
+    names(&tokens, &mut keys);
+    quoted(&tokens, &mut keys);
+    numbers(&tokens, &mut keys);
+    phrases(&tokens, &mut keys);
     keys.keys
 }
 

@@ -184,14 +184,17 @@ impl<'t> TermMatcher<'t> {
                 return;
             }
             let mut stemmed = self.stemmed.borrow_mut();
-            if !stemmed.contains_key(word) {
-                let term = term_of(word);
-                let matches = (0..self.terms.len())
-                    .filter(|&i| self.terms[i] == term)
-                    .collect();
-                stemmed.insert(word.to_string(), matches);
-            }
-            for &i in stemmed.get(word).into_iter().flatten() {
+            let matches = match stemmed.get(word) {
+                Some(matches) => matches,
+                None => {
+                    let term = term_of(word);
+                    let matches = (0..self.terms.len())
+                        .filter(|&i| self.terms[i] == term)
+                        .collect();
+                    stemmed.entry(word.to_string()).or_insert(matches)
+                }
+            };
+            for &i in matches {
                 found[i] = true;
             }
         };
