@@ -14,11 +14,19 @@
 //!   essential terms' postings are walked, and a non-essential term is looked up only
 //!   for a doc whose score could still reach the threshold.
 //!
-//! The threshold is the pool's last relevance among documents confirmed eligible, so a
-//! document the reader may not see never raises it; a document whose bound ties the
-//! threshold is still scored, since the order's later keys may put it in. Every document
-//! that could enter the pool is scored on every query term, in the terms' given order, so
-//! its relevance is the number an unpruned read gives to the last bit.
+//! Which scored documents the reader may recall is asked of the caller. A ranked search
+//! first *presumes* every scored document eligible ([`Presumption`]): it keeps the best
+//! `pool` plus a margin, prunes against the last of them, and confirms that set in one ask
+//! at the end (and once early, before anything is pruned, to notice a reader who may see
+//! little). That is exact when at least `pool` of the kept documents are eligible, as they
+//! are in a team whose texts the reader may mostly see; otherwise, or when the early check
+//! finds many ineligible, the search is walked (again) as it was before presumption: the
+//! threshold is the pool's last relevance among documents confirmed eligible, asked about
+//! in batches as they are scored, so a document the reader may not see never raises it.
+//! Either way a document whose bound ties the threshold is still scored, since the
+//! order's later keys may put it in. Every document that could enter the pool is scored
+//! on every query term, in the terms' given order, so its relevance is the number an
+//! unpruned read gives to the last bit.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -232,8 +240,62 @@ struct Scoring {
 
 /// Which documents may be recalled, as far as the caller has said.
 enum Eligibility {
-    Asked { eligible: usize, ineligible: usize },
+    /// Scored documents are taken as eligible until the set kept is confirmed.
+    Presumed(Presumption),
+    /// Scored documents are asked about in batches before they enter the pool.
+    Asked {
+        eligible: usize,
+        ineligible: usize,
+    },
     Known(HashMap<i64, OrderKeys>),
+}
+
+/// The presumed pool: documents scored but not yet confirmed eligible, best first.
+///
+/// It keeps `pool + margin` documents and every one tied with the last, so a document left
+/// out scores strictly below every one kept. When at least `pool` of those kept are
+/// eligible, the eligible ones hold the exact top `pool`; the margin lets a few be
+/// ineligible (a quarantined or another profile's private text) without a second walk.
+struct Presumption {
+    /// Relevance descending; equal relevance in the order scored.
+    kept: Vec<(i64, f64)>,
+    capacity: usize,
+    margin: usize,
+    /// The first `capacity` documents were confirmed, before anything was pruned.
+    checked: bool,
+}
+
+impl Presumption {
+    fn new(pool: usize) -> Self {
+        let margin = (pool / 8).max(1);
+        Self {
+            kept: Vec::with_capacity(pool + margin + 1),
+            capacity: pool + margin,
+            margin,
+            checked: false,
+        }
+    }
+
+    /// The last kept relevance once the set is full; nothing is pruned before the first
+    /// check, so that check may drop what it finds ineligible.
+    fn threshold(&self) -> Option<f64> {
+        (self.checked && self.kept.len() >= self.capacity).then(|| self.kept[self.capacity - 1].1)
+    }
+
+    fn keep(&mut self, doc: i64, relevance: f64) {
+        let at = self.kept.partition_point(|&(_, r)| r >= relevance);
+        self.kept.insert(at, (doc, relevance));
+        if self.checked && self.kept.len() > self.capacity {
+            let last = self.kept[self.capacity - 1].1;
+            let tied = self.kept.partition_point(|&(_, r)| r >= last);
+            self.kept.truncate(tied);
+        }
+    }
+
+    /// The early check is due: the set filled for the first time.
+    fn check_due(&self) -> bool {
+        !self.checked && self.kept.len() >= self.capacity
+    }
 }
 
 /// The exact top `pool` of a lexical query over block posting lists, driven by its caller
@@ -256,6 +318,9 @@ pub struct TopK {
     pending: Vec<(i64, f64)>,
     asked: Vec<(i64, f64)>,
     eligibility: Eligibility,
+    /// What the caller said of documents while they were presumed eligible: kept when
+    /// the search is walked again, so they are not asked about twice.
+    learned: HashMap<i64, Option<OrderKeys>>,
     /// The pool so far: the worst entry on top.
     pool_heap: BinaryHeap<Ranked>,
     /// Every window is walked: only pending documents are left to settle.
@@ -343,10 +408,15 @@ impl TopK {
             window: None,
             pending: Vec::new(),
             asked: Vec::new(),
-            eligibility: Eligibility::Asked {
-                eligible: 0,
-                ineligible: 0,
+            eligibility: if order.ranked && order.prune {
+                Eligibility::Presumed(Presumption::new(pool))
+            } else {
+                Eligibility::Asked {
+                    eligible: 0,
+                    ineligible: 0,
+                }
             },
+            learned: HashMap::new(),
             pool_heap: BinaryHeap::new(),
             finished: pool == 0 || terms.is_empty(),
         }
@@ -355,10 +425,15 @@ impl TopK {
     /// The pool's bar: a document scoring below it cannot enter. `None` while the pool
     /// is not full, or when nothing can be pruned.
     fn threshold(&self) -> Option<f64> {
-        let prunes = self.order.prune && self.order.ranked;
-        (prunes && self.pool_heap.len() >= self.pool)
-            .then(|| self.pool_heap.peek().map(|r| r.entry.relevance))
-            .flatten()
+        if !(self.order.prune && self.order.ranked) {
+            return None;
+        }
+        match &self.eligibility {
+            Eligibility::Presumed(presumed) => presumed.threshold(),
+            _ => (self.pool_heap.len() >= self.pool)
+                .then(|| self.pool_heap.peek().map(|r| r.entry.relevance))
+                .flatten(),
+        }
     }
 
     /// Blocks of `term` from the position last asked for, in doc order; `complete` when
@@ -374,6 +449,13 @@ impl TopK {
     pub fn supply_eligible(&mut self, eligible: Vec<(i64, OrderKeys)>) {
         let mut keys: HashMap<i64, OrderKeys> = eligible.into_iter().collect();
         let asked = std::mem::take(&mut self.asked);
+        if matches!(self.eligibility, Eligibility::Presumed(_)) {
+            for (doc, _) in asked {
+                self.learned.insert(doc, keys.remove(&doc));
+            }
+            self.after_early_check();
+            return;
+        }
         let (mut yes, mut no) = (0, 0);
         for (doc, relevance) in asked {
             match keys.remove(&doc) {
@@ -395,6 +477,147 @@ impl TopK {
         {
             *eligible += yes;
             *ineligible += no;
+        }
+    }
+
+    /// After the first presumed set is confirmed: its ineligible documents are dropped
+    /// (nothing was pruned against them yet). Past half the margin the reader is taken to
+    /// see too little for presumption to pay, and the search goes on asking, from here.
+    fn after_early_check(&mut self) {
+        let Eligibility::Presumed(presumed) = &mut self.eligibility else {
+            return;
+        };
+        if presumed.checked {
+            return;
+        }
+        let learned = &self.learned;
+        let before = presumed.kept.len();
+        presumed
+            .kept
+            .retain(|(doc, _)| matches!(learned.get(doc), Some(Some(_))));
+        let ineligible = before - presumed.kept.len();
+        presumed.checked = true;
+        if ineligible * 2 <= presumed.margin {
+            return;
+        }
+        let kept = std::mem::take(&mut presumed.kept);
+        self.eligibility = Eligibility::Asked {
+            eligible: kept.len(),
+            ineligible,
+        };
+        for (doc, relevance) in kept {
+            if let Some(Some(keys)) = self.learned.get(&doc) {
+                let keys = keys.clone();
+                self.admit(Entry {
+                    doc,
+                    relevance,
+                    keys,
+                });
+            }
+        }
+    }
+
+    /// The walk is over with the set presumed: asks about what is not yet known, then
+    /// admits the eligible ones if they are enough to be exact, or walks again asking.
+    fn resolve_presumption(&mut self) -> Option<Need> {
+        let Eligibility::Presumed(presumed) = &self.eligibility else {
+            return None;
+        };
+        let unknown: Vec<(i64, f64)> = presumed
+            .kept
+            .iter()
+            .filter(|(doc, _)| !self.learned.contains_key(doc))
+            .copied()
+            .collect();
+        if !unknown.is_empty() {
+            self.asked = unknown;
+            return Some(Need::Eligibility(
+                self.asked.iter().map(|&(d, _)| d).collect(),
+            ));
+        }
+        // Fewer kept than the capacity: nothing was ever pruned, so every match is here.
+        let complete = presumed.kept.len() < presumed.capacity;
+        let eligible: Vec<Entry> = presumed
+            .kept
+            .iter()
+            .filter_map(|&(doc, relevance)| match self.learned.get(&doc) {
+                Some(Some(keys)) => Some(Entry {
+                    doc,
+                    relevance,
+                    keys: keys.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        let enough = complete || eligible.len() >= self.pool;
+        self.eligibility = Eligibility::Asked {
+            eligible: 0,
+            ineligible: 0,
+        };
+        if enough {
+            for entry in eligible {
+                self.admit(entry);
+            }
+        } else {
+            self.walk_again();
+        }
+        None
+    }
+
+    /// Back to the first doc, asking as it goes: what was learned while presuming is
+    /// settled without asking again.
+    fn walk_again(&mut self) {
+        for cursor in &mut self.cursors {
+            cursor.blocks.clear();
+            cursor.complete = false;
+            cursor.decoded = None;
+            cursor.position = 0;
+        }
+        self.next_doc = i64::MIN;
+        self.window = None;
+        self.pending.clear();
+        self.finished = false;
+    }
+
+    /// A scored document that may enter the pool.
+    fn found(&mut self, doc: i64, relevance: f64) {
+        match &mut self.eligibility {
+            Eligibility::Presumed(presumed) => presumed.keep(doc, relevance),
+            _ => self.pending.push((doc, relevance)),
+        }
+    }
+
+    /// The walk should stop for an answer: a full batch waits, or the presumed set filled
+    /// for the first time.
+    fn answer_due(&self) -> bool {
+        match &self.eligibility {
+            Eligibility::Presumed(presumed) => presumed.check_due(),
+            _ => self.pending.len() >= ELIGIBILITY_BATCH,
+        }
+    }
+
+    /// Pending documents the presumed walk already learned about, settled without asking.
+    fn settle_learned(&mut self) {
+        if self.learned.is_empty() || self.pending.is_empty() {
+            return;
+        }
+        let learned = &self.learned;
+        let mut settled = Vec::new();
+        self.pending
+            .retain(|&(doc, relevance)| match learned.get(&doc) {
+                Some(Some(keys)) => {
+                    settled.push(Entry {
+                        doc,
+                        relevance,
+                        keys: keys.clone(),
+                    });
+                    false
+                }
+                Some(None) => false,
+                None => true,
+            });
+        for entry in settled {
+            self.admit(entry);
         }
     }
 
@@ -439,10 +662,24 @@ impl TopK {
 
     /// The pending documents worth asking about now, or `None` to go on scoring.
     fn ask(&mut self, flush: bool) -> Option<Need> {
+        if let Eligibility::Presumed(presumed) = &self.eligibility {
+            if presumed.check_due() {
+                self.asked = presumed.kept.clone();
+                return Some(Need::Eligibility(
+                    self.asked.iter().map(|&(d, _)| d).collect(),
+                ));
+            }
+            if !self.finished {
+                return None;
+            }
+            // Resolving may admit the set, or start the walk again asking.
+            return self.resolve_presumption();
+        }
         if matches!(self.eligibility, Eligibility::Known(_)) {
             self.settle_known();
             return None;
         }
+        self.settle_learned();
         if let Eligibility::Asked {
             eligible,
             ineligible,
@@ -590,7 +827,7 @@ impl TopK {
         let terms = self.cursors.len();
         loop {
             if window.current.is_none() {
-                if self.pending.len() >= ELIGIBILITY_BATCH {
+                if self.answer_due() {
                     self.window = Some(window);
                     return Ok(None);
                 }
@@ -677,7 +914,7 @@ impl TopK {
             if pruned || threshold.is_some_and(|th| below(relevance, th)) {
                 continue;
             }
-            self.pending.push((doc, relevance));
+            self.found(doc, relevance);
         }
         self.skip_past(window.end);
         Ok(None)
@@ -815,19 +1052,33 @@ mod tests {
             .collect()
     }
 
-    /// What a caller does: serves blocks `page` at a time and answers eligibility. Also
-    /// counts the postings it handed over, to show pruning reads less.
+    /// What one search asked of its caller.
+    #[derive(Debug, Default)]
+    struct Asked {
+        /// Postings handed over, to show pruning reads less.
+        served: usize,
+        /// Eligibility asks, and the docs they named.
+        eligibility_asks: usize,
+        eligibility_docs: usize,
+        /// Times the search read its terms from the first doc.
+        walks: usize,
+    }
+
+    /// What a caller does: serves blocks `page` at a time and answers eligibility.
     fn drive(
         corpus: &Corpus,
         pool: usize,
         order: BranchOrder,
         page: usize,
-    ) -> (Vec<(i64, f64, OrderKeys)>, usize) {
+    ) -> (Vec<(i64, f64, OrderKeys)>, Asked) {
         let mut search = TopK::new(corpus.bm25, &corpus.search_terms, pool, order);
-        let mut served = 0;
+        let mut asked = Asked::default();
         loop {
             match search.need().expect("blocks decode") {
                 Need::Blocks(needs) => {
+                    if needs.iter().any(|read| read.from == i64::MIN) {
+                        asked.walks += 1;
+                    }
                     for read in needs {
                         let blocks = &corpus.terms[read.term];
                         let first = blocks
@@ -841,7 +1092,7 @@ mod tests {
                             .iter()
                             .filter_map(|b| Some((b.summary()?, b.encode())))
                             .collect();
-                        served += supplied
+                        asked.served += supplied
                             .iter()
                             .map(|(s, _)| s.postings as usize)
                             .sum::<usize>();
@@ -849,6 +1100,8 @@ mod tests {
                     }
                 }
                 Need::Eligibility(docs) => {
+                    asked.eligibility_asks += 1;
+                    asked.eligibility_docs += docs.len();
                     let answer = docs
                         .iter()
                         .filter_map(|d| Some((*d, corpus.eligible.get(d)?.clone())))
@@ -863,7 +1116,7 @@ mod tests {
                         .collect();
                     search.supply_eligible_set(all);
                 }
-                Need::Done => return (search.results(), served),
+                Need::Done => return (search.results(), asked),
             }
         }
     }
@@ -887,11 +1140,15 @@ mod tests {
             seed in any::<u64>(),
             pool in prop_oneof![Just(1usize), Just(10), Just(100), 1usize..400],
             page in 0usize..4,
-            ineligible in prop_oneof![Just(0u8), Just(20), Just(95)],
+            ineligible in prop_oneof![Just(0u8), Just(2), Just(8), Just(20), Just(95)],
+            late in any::<bool>(),
             widened in any::<bool>(),
             ranked in prop_oneof![4 => Just(true), 1 => Just(false)],
         ) {
-            let corpus = corpus(docs, &basis_points, seed, ineligible);
+            let mut corpus = corpus(docs, &basis_points, seed, ineligible);
+            if late {
+                hide_later_half(&mut corpus, docs);
+            }
             let order = BranchOrder { ranked, widened, prune: true };
             let want = oracle(&corpus, pool, order);
             let (pruned, _) = drive(&corpus, pool, order, page);
@@ -912,7 +1169,8 @@ mod tests {
             .flatten()
             .map(|b| b.postings().len())
             .sum();
-        let (results, served) = drive(&corpus, 10, RANKED, 0);
+        let (results, asked) = drive(&corpus, 10, RANKED, 0);
+        let served = asked.served;
         assert_eq!(bits(&results), bits(&oracle(&corpus, 10, RANKED)));
         let (_, unpruned) = drive(
             &corpus,
@@ -923,8 +1181,50 @@ mod tests {
             },
             0,
         );
-        assert_eq!(unpruned, total, "without pruning every block is read");
+        assert_eq!(
+            unpruned.served, total,
+            "without pruning every block is read"
+        );
         assert!(served * 2 < total, "served {served} of {total}");
+    }
+
+    /// Every other doc of the later half becomes one the reader may not recall: the first
+    /// docs scored are all eligible, the best ones often not.
+    fn hide_later_half(corpus: &mut Corpus, docs: usize) {
+        let half = (docs / 2) as i64 * 3;
+        corpus
+            .eligible
+            .retain(|&doc, _| doc < half || (doc / 3) % 2 == 1);
+    }
+
+    #[test]
+    fn a_team_the_reader_may_read_whole_is_confirmed_in_two_asks() {
+        // Common terms only: before presumption every window's scored docs were asked
+        // about, hundreds of docs in dozens of asks.
+        let corpus = corpus(20_000, &[3_000, 2_000, 4_000], 5, 0);
+        let (results, asked) = drive(&corpus, 100, RANKED, 0);
+        assert_eq!(bits(&results), bits(&oracle(&corpus, 100, RANKED)));
+        assert_eq!(asked.eligibility_asks, 2, "{asked:?}");
+        assert_eq!(asked.walks, 1, "{asked:?}");
+        assert!(asked.eligibility_docs <= 2 * 112 + 16, "{asked:?}");
+    }
+
+    #[test]
+    fn ineligible_best_docs_walk_the_search_again_asking() {
+        let mut corpus = corpus(20_000, &[3_000, 2_000, 4_000], 5, 0);
+        hide_later_half(&mut corpus, 20_000);
+        let (results, asked) = drive(&corpus, 100, RANKED, 0);
+        assert_eq!(bits(&results), bits(&oracle(&corpus, 100, RANKED)));
+        assert_eq!(asked.walks, 2, "{asked:?}");
+    }
+
+    #[test]
+    fn a_reader_who_sees_little_stops_presuming_before_anything_is_pruned() {
+        let corpus = corpus(20_000, &[3_000, 2_000, 4_000], 5, 20);
+        let (results, asked) = drive(&corpus, 100, RANKED, 0);
+        assert_eq!(bits(&results), bits(&oracle(&corpus, 100, RANKED)));
+        assert_eq!(asked.walks, 1, "{asked:?}");
+        assert!(asked.eligibility_asks > 2, "{asked:?}");
     }
 
     #[test]
