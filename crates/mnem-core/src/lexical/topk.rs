@@ -195,12 +195,9 @@ impl Cursor {
     fn frequency_at(&mut self, doc: i64) -> Result<Option<Posting>, BlockError> {
         let start = self.position;
         let postings = self.decode_front()?;
-        let offset = postings[start..].partition_point(|p| p.doc < doc);
-        let found = postings
-            .get(start + offset)
-            .filter(|p| p.doc == doc)
-            .copied();
-        self.position = start + offset;
+        let at = seek(postings, start, doc);
+        let found = postings.get(at).filter(|p| p.doc == doc).copied();
+        self.position = at;
         Ok(found)
     }
 
@@ -208,11 +205,23 @@ impl Cursor {
     fn peek(&mut self, from: i64, end: i64) -> Result<Option<Posting>, BlockError> {
         let start = self.position;
         let postings = self.decode_front()?;
-        let at = start + postings[start..].partition_point(|p| p.doc < from);
+        let at = seek(postings, start, from);
         let found = postings.get(at).filter(|p| p.doc <= end).copied();
         self.position = at;
         Ok(found)
     }
+}
+
+/// The first posting at or after `start` whose doc is at least `doc`. A walked term's next
+/// doc is usually the one at `start` or just after it, so those are looked at before a
+/// binary search of the rest.
+fn seek(postings: &[Posting], start: usize, doc: i64) -> usize {
+    let rest = postings.get(start..).unwrap_or(&[]);
+    if let Some(near) = rest.iter().take(2).position(|p| p.doc >= doc) {
+        return start + near;
+    }
+    let from = start + rest.len().min(2);
+    from + postings[from..].partition_point(|p| p.doc < doc)
 }
 
 /// The window being walked: docs `next..=end`, and which terms are essential in it.
@@ -1155,6 +1164,23 @@ mod tests {
             prop_assert_eq!(bits(&pruned), bits(&want));
             let (full, _) = drive(&corpus, pool, BranchOrder { prune: false, ..order }, page);
             prop_assert_eq!(bits(&full), bits(&want));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn seeking_finds_what_a_binary_search_finds(
+            docs in proptest::collection::btree_set(0i64..500, 0..60),
+            start_share in 0.0f64..=1.0,
+            target in 0i64..520,
+        ) {
+            let postings: Vec<Posting> = docs
+                .iter()
+                .map(|&doc| Posting { doc, frequency: 1, length: 1 })
+                .collect();
+            let start = (postings.len() as f64 * start_share) as usize;
+            let want = start + postings[start..].partition_point(|p| p.doc < target);
+            prop_assert_eq!(seek(&postings, start, target), want);
         }
     }
 
