@@ -13,6 +13,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
+use mnem_core::lexical::topk::presumed_pool;
 use rusqlite::Connection;
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
@@ -22,8 +23,9 @@ const KINDS: [(&str, MetricKind, ScalarKind); 4] = [
     ("inner f32", MetricKind::IP, ScalarKind::F32),
     ("inner i8", MetricKind::IP, ScalarKind::I8),
 ];
-/// Proposals asked per search: twice the recall pool of 100, the pool and an eighth.
-const COUNTS: [usize; 2] = [200, 113];
+/// The recall pool every branch fills: its proposals were asked twice over, and now
+/// [`presumed_pool`] of them.
+const POOL: usize = 100;
 const ROUNDS: usize = 3;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -53,7 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|q| exact_top(&vectors, q, 100))
         .collect();
 
-    for count in COUNTS {
+    for count in [2 * POOL, presumed_pool(POOL)] {
         let mut millis = vec![Vec::new(); KINDS.len()];
         let mut found_100 = vec![0usize; KINDS.len()];
         let mut found_10 = vec![0usize; KINDS.len()];

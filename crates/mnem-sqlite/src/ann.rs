@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use cxx::Exception;
+use mnem_core::lexical::topk::presumed_pool;
 use mnem_core::TeamId;
 use rusqlite::{params, Connection, OptionalExtension};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
@@ -32,15 +33,16 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 const CONNECTIVITY: usize = 16;
 const EXPANSION_ADD: usize = 128;
 const EXPANSION_SEARCH: usize = 128;
-/// The first search asks for the wanted candidates and an eighth more (at least
-/// `MIN_FETCH`), widening by `WIDEN` while too few are eligible, up to `MAX_FETCH_FACTOR`
-/// per wanted candidate; past that the filter is selective and the exact scan is cheaper.
-/// An eighth absorbs a few ineligible proposals (another profile's private text) without
-/// a second search. Twice the pool, asked before, searched 43% longer (inner i8: p50
-/// 0.850 against 0.594 ms, same recall@10) and re-read twice the rows; at 100k
-/// (`mnem bench`, the two alternating query by query in one process) hybrid recall p50 /
-/// p95 / p99 fell from 2.98 / 5.21 / 6.90 to 2.62 / 4.71 / 6.06 ms.
-const FIRST_FETCH_MARGIN: usize = 8;
+/// The first search asks for as many proposals as the lexical top-k presumes
+/// (`mnem_core::lexical::topk::presumed_pool`: the wanted candidates and an eighth more; at
+/// least `MIN_FETCH`), widening by `WIDEN` while too few are eligible, up to
+/// `MAX_FETCH_FACTOR` per wanted candidate; past that the filter is selective and the exact
+/// scan is cheaper. The eighth absorbs a few ineligible proposals (another profile's
+/// private text) without a second search. Twice the pool, asked before, searched 33%
+/// longer (`examples/ann_kinds.rs`, inner i8: p50 0.730 against 0.547 ms, same
+/// recall@10) and re-read twice the rows; at 100k (`mnem bench`, the two alternating query
+/// by query in one process) hybrid recall p50 / p95 / p99 fell from 2.98 / 5.21 / 6.90 to
+/// 2.62 / 4.71 / 6.06 ms.
 const MIN_FETCH: usize = 32;
 const WIDEN: usize = 4;
 const MAX_FETCH_FACTOR: usize = 32;
@@ -150,7 +152,7 @@ impl AnnIndexes {
         }
         let mut seen = std::collections::HashSet::new();
         let mut found: Vec<(f32, i64)> = Vec::new();
-        let mut want = (pool + (pool / FIRST_FETCH_MARGIN).max(1)).max(MIN_FETCH);
+        let mut want = presumed_pool(pool).max(MIN_FETCH);
         loop {
             let count = want.min(size);
             let matches = match index.search(query, count) {
@@ -401,10 +403,10 @@ fn new_index(dimensions: usize) -> Result<Index, Exception> {
         metric: MetricKind::IP,
         // A quarter of the memory and file of f32; the exact re-score makes up the
         // precision. `examples/ann_kinds.rs` over 37,000 real all-MiniLM-L6-v2 vectors
-        // (LongMemEval turns), 472 queries alternating in one process, asking 113: p50
-        // search 0.761 ms cosine bf16, 0.672 inner bf16, 0.638 inner f32, 0.594 inner i8;
-        // recall@10 0.9987 / 0.9994 / 0.9992 / 0.9996 and recall@100 0.982 / 0.981 /
-        // 0.981 / 0.980 against the exact scan; built in 9.9 / 8.1 / 9.5 / 7.0 s on 2
+        // (LongMemEval turns), 472 queries alternating in one process, asking 112: p50
+        // search 0.695 ms cosine bf16, 0.632 inner bf16, 0.587 inner f32, 0.547 inner i8;
+        // recall@10 0.9996 / 0.9998 / 0.9994 / 0.9998 and recall@100 0.982 / 0.982 /
+        // 0.982 / 0.979 against the exact scan; built in 8.4 / 5.6 / 7.2 / 6.2 s on 2
         // cores. (Without usearch's SIMD kernels f16 converts in software: 3.6× slower to
         // build than bf16.) An index saved under the earlier cosine bf16 kind keeps it:
         // `Index::restore` reads the kind from the file, and proposals are re-scored alike.

@@ -259,9 +259,20 @@ enum Eligibility {
     Known(HashMap<i64, OrderKeys>),
 }
 
+/// How many documents a branch keeps (or, for the vector index, proposes) before their
+/// eligibility is confirmed: the pool and an eighth more, at least one, so a few the reader
+/// may not recall need no second round.
+pub fn presumed_pool(pool: usize) -> usize {
+    pool + eligibility_margin(pool)
+}
+
+fn eligibility_margin(pool: usize) -> usize {
+    (pool / 8).max(1)
+}
+
 /// The presumed pool: documents scored but not yet confirmed eligible, best first.
 ///
-/// It keeps `pool + margin` documents and every one tied with the last, so a document left
+/// It keeps [`presumed_pool`] documents and every one tied with the last, so a document left
 /// out scores strictly below every one kept. When at least `pool` of those kept are
 /// eligible, the eligible ones hold the exact top `pool`; the margin lets a few be
 /// ineligible (a quarantined or another profile's private text) without a second walk.
@@ -276,11 +287,11 @@ struct Presumption {
 
 impl Presumption {
     fn new(pool: usize) -> Self {
-        let margin = (pool / 8).max(1);
+        let capacity = presumed_pool(pool);
         Self {
-            kept: Vec::with_capacity(pool + margin + 1),
-            capacity: pool + margin,
-            margin,
+            kept: Vec::with_capacity(capacity + 1),
+            capacity,
+            margin: eligibility_margin(pool),
             checked: false,
         }
     }
@@ -1245,7 +1256,7 @@ mod tests {
         assert_eq!(asked.eligibility_asks, 2, "{asked:?}");
         assert_eq!(asked.walks, 1, "{asked:?}");
         // The kept set twice, and a few ties with its last doc.
-        let kept = Presumption::new(100).capacity;
+        let kept = presumed_pool(100);
         assert!(asked.eligibility_docs <= 2 * kept + 16, "{asked:?}");
     }
 
