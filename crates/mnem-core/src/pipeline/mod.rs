@@ -16,7 +16,7 @@ pub use budget::{fit_budget, MIN_CONTEXT_BYTES};
 pub(crate) use credit::Credit;
 pub(crate) use excerpt::Sentences;
 pub use excerpt::{excerpt, ELISION, MIN_SHARE_BYTES};
-use plan::normalise_phrase;
+use plan::contains_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
     parse_profile, profile_named, Fusion, RankingProfile, CONVEX_1_PROFILE, CONVEX_2_PROFILE,
@@ -418,10 +418,7 @@ fn rerank(hits: &mut [RecallHit], plan: &RecallPlan, profile: &RankingProfile) {
     };
     for ((hit, group), recency) in hits.iter_mut().zip(group).zip(recency) {
         let components = &mut hit.components;
-        components.phrase = !plan.phrases.is_empty() && {
-            let text = normalise_phrase(&hit.evidence.content);
-            plan.phrases.iter().any(|p| text.contains(p.as_str()))
-        };
+        components.phrase = contains_phrase(&hit.evidence.content, &plan.phrases);
         components.temporal = plan
             .time_hint
             .is_some_and(|range| range.contains(hit.evidence.observed_at));

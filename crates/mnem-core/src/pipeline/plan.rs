@@ -75,6 +75,46 @@ fn phrases(query: &str) -> Vec<String> {
     }
 }
 
+/// Whether `text` contains one of `phrases` (each already normalised by
+/// [`normalise_phrase`]): the same answer as normalising `text` and searching it, found
+/// without normalising most texts. Every word of a phrase (the first and last possibly
+/// cut) is a run of letters and digits in the normalised text, and in an ASCII text that
+/// run is in the original too, in some mix of cases: a text missing one of a phrase's
+/// words, ignoring ASCII case, cannot contain the phrase. Each word is looked for with
+/// `memchr` and the search stops at its first occurrence, so the test costs little
+/// whether the words are rare or common. A recall checks every candidate (long turns
+/// included); the normalised copy is built only for the texts that pass.
+pub(super) fn contains_phrase(text: &str, phrases: &[String]) -> bool {
+    // A non-ASCII text is always normalised: `to_lowercase` may turn a letter into ASCII
+    // the original does not hold (the Kelvin sign into "k").
+    let ascii = text.is_ascii();
+    let may_contain = |phrase: &&String| {
+        !ascii
+            || phrase
+                .split(' ')
+                .all(|word| contains_ignoring_ascii_case(text.as_bytes(), word.as_bytes()))
+    };
+    let mut passing = phrases.iter().filter(may_contain).peekable();
+    if passing.peek().is_none() {
+        return false;
+    }
+    let normalised = normalise_phrase(text);
+    passing.any(|phrase| normalised.contains(phrase.as_str()))
+}
+
+/// Whether `needle` (lower case) occurs in `haystack` ignoring ASCII case: the needle's
+/// first byte in either case is found by `memchr`, the rest compared in place.
+fn contains_ignoring_ascii_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let Some(last_start) = haystack.len().checked_sub(needle.len()) else {
+        return false;
+    };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), &haystack[..=last_start])
+        .any(|at| haystack[at + 1..at + needle.len()].eq_ignore_ascii_case(rest))
+}
+
 /// Lowercase words joined by single spaces, punctuation dropped.
 ///
 /// Runs over every candidate's text on each recall, so it builds one string, byte by byte
@@ -137,7 +177,71 @@ mod tests {
         assert_eq!(normalise_phrase("ΟΔΟΣ."), "οδος");
     }
 
+    /// What `contains_phrase` must answer: normalise the text, then search it.
+    fn contains_by_normalising(text: &str, phrases: &[String]) -> bool {
+        let normalised = normalise_phrase(text);
+        phrases.iter().any(|p| normalised.contains(p.as_str()))
+    }
+
+    #[test]
+    fn a_phrase_is_found_across_punctuation_and_case() {
+        let phrases = vec![normalise_phrase("blue car")];
+        assert!(contains_phrase("She drove a BLUE, car today", &phrases));
+    }
+
+    #[test]
+    fn a_phrase_is_found_with_its_end_words_cut() {
+        let phrases = vec![normalise_phrase("cat sat")];
+        assert!(contains_phrase("The bobcat satisfied everyone", &phrases));
+    }
+
+    #[test]
+    fn a_text_missing_a_word_or_their_order_does_not_contain_the_phrase() {
+        let phrases = vec![normalise_phrase("blue car")];
+        assert!(!contains_phrase("a red car", &phrases));
+        assert!(!contains_phrase("a car, blue", &phrases));
+    }
+
+    #[test]
+    fn a_non_ascii_text_is_searched_whole() {
+        // U+212A KELVIN SIGN lowers to an ASCII "k" the original text does not hold.
+        let phrases = vec![normalise_phrase("ok go")];
+        assert!(contains_phrase("o\u{212A} go", &phrases));
+    }
+
+    #[test]
+    fn no_phrase_is_never_contained() {
+        assert!(!contains_phrase("anything at all", &[]));
+    }
+
     proptest! {
+        #[test]
+        fn contains_phrase_equals_normalising_and_searching(
+            text in "[abAB0 ,.'-]{0,60}",
+            phrase in "[abA0 ]{1,12}",
+        ) {
+            // One-word phrases too: the rule must not depend on where phrases come from.
+            let phrases: Vec<String> =
+                Some(normalise_phrase(&phrase)).filter(|p| !p.is_empty()).into_iter().collect();
+            prop_assert_eq!(
+                contains_phrase(&text, &phrases),
+                contains_by_normalising(&text, &phrases)
+            );
+        }
+
+        #[test]
+        fn contains_phrase_equals_normalising_and_searching_beyond_ascii(
+            text in "[a-cA-CΣσÉé\u{212A}kK ,.-]{0,40}",
+            phrase in "[a-cσék ]{1,10}",
+        ) {
+            let phrases: Vec<String> =
+                Some(normalise_phrase(&phrase)).filter(|p| p.contains(' ')).into_iter().collect();
+            prop_assert_eq!(
+                contains_phrase(&text, &phrases),
+                contains_by_normalising(&text, &phrases)
+            );
+        }
+
         #[test]
         fn equals_the_plain_definition(text in "[a-zA-Z0-9 ,.'ΣσÉéİ\u{0130}ß-]{0,40}") {
             prop_assert_eq!(normalise_phrase(&text), reference(&text));
