@@ -1,10 +1,11 @@
 //! Communities on PostgreSQL: the team's latest computation (the shared SQL in
 //! `mnem_sql`), under the team policy.
 
+use deadpool_postgres::Transaction;
 use mnem_core::graph::{Community, DetectedCommunity};
 use mnem_core::{Actor, Timestamp};
 use mnem_store::{new_uuid_v7, CommunityFilter, CommunityPass, CommunityStep, Result, StoreError};
-use tokio_postgres::{Row, Transaction};
+use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::rows::col;

@@ -1,13 +1,14 @@
 //! Dreaming's hypotheses on PostgreSQL: what a pass starts from, the hypotheses table,
 //! and status as it stands (the shared SQL in `mnem_sql`), under the team policy.
 
+use deadpool_postgres::Transaction;
 use mnem_core::graph::{Hypothesis, ModelReading, ProposedHypothesis, Relationship, SourceRef};
 use mnem_core::{Actor, EntityId, HypothesisId, RelationshipId, Timestamp};
 use mnem_store::{
     new_uuid_v7, GraphView, HypothesisFilter, HypothesisPass, HypothesisResolution, Result,
     StoreError,
 };
-use tokio_postgres::{Row, Transaction};
+use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::graph::relationships::relationships_where;

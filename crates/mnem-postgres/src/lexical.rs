@@ -426,14 +426,6 @@ async fn read_blocks(
     Ok(answers)
 }
 
-/// Whether this query's statements have one of a few fixed texts, so they can be prepared
-/// once per connection (a search sends them at every step, and planning each took ~0.4
-/// ms): true unless a time view (`known_at`, written into the text) or a list of refs (one
-/// condition per ref) makes the text vary without bound.
-fn has_fixed_text(query: &RecallQuery) -> bool {
-    query.known_at.is_none() && query.refs.is_empty()
-}
-
 /// The eligible ones among `docs` (all of the team's, for `None`), with their order keys.
 async fn eligible_docs(
     tx: &Transaction<'_>,
@@ -455,11 +447,7 @@ async fn eligible_docs(
     let conditions = mnem_sql::eligibility(&mut stmt, actor, query, now);
     stmt.sql.push_str(&conditions);
     let params = param_refs(&stmt.params);
-    let rows = if has_fixed_text(query) {
-        prepared::query(tx, &stmt.sql, &params).await?
-    } else {
-        tx.query(&stmt.sql, &params).await.db()?
-    };
+    let rows = prepared::query(tx, &stmt.sql, &params).await?;
     rows.iter()
         .map(|row| {
             Ok((
@@ -492,10 +480,6 @@ async fn records(
         columns = evidence_columns(query.known_at),
     );
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&team, &docs, &relevance];
-    let rows = if has_fixed_text(query) {
-        prepared::query(tx, &sql, &params).await?
-    } else {
-        tx.query(&sql, &params).await.db()?
-    };
+    let rows = prepared::query(tx, &sql, &params).await?;
     rows.iter().map(candidate_from_row).collect()
 }

@@ -118,7 +118,7 @@ pub(crate) async fn mentioned(
          WHERE m.team_id = {team} AND m.entity_key = ANY ({wanted}::text[])"
     );
     push_eligibility(&mut stmt, actor, query, now);
-    let rows = tx.query(&stmt.sql, &param_refs(&stmt.params)).await.db()?;
+    let rows = prepared::query(tx, &stmt.sql, &param_refs(&stmt.params)).await?;
     let mut unknown: Vec<Uuid> = Vec::new();
     for row in &rows {
         let (key, id): (String, Uuid) = (col(row, 0)?, col(row, 1)?);
@@ -134,17 +134,16 @@ pub(crate) async fn mentioned(
     if unknown.is_empty() {
         return Ok(read);
     }
-    let records = tx
-        .query(
-            &format!(
-                "SELECT {columns} FROM evidence e WHERE e.team_id = $1 \
+    let records = prepared::query(
+        tx,
+        &format!(
+            "SELECT {columns} FROM evidence e WHERE e.team_id = $1 \
                  AND e.evidence_id = ANY ($2::uuid[])",
-                columns = evidence_columns(query.known_at),
-            ),
-            &[&actor.team.0, &unknown],
-        )
-        .await
-        .db()?;
+            columns = evidence_columns(query.known_at),
+        ),
+        &[&actor.team.0, &unknown],
+    )
+    .await?;
     for row in &records {
         let evidence = evidence_from_row(row)?;
         read.records.insert(evidence.id, evidence);

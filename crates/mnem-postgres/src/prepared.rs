@@ -1,22 +1,40 @@
-//! Constant statements, prepared once per pooled connection: deadpool keeps a statement
-//! cache on each connection, so later calls skip the parse round trip. Only for SQL
-//! whose text never varies — a statement with values inlined would grow the cache
-//! without bound (the recall and graph reads that inline a time view use `query`
-//! directly).
+//! Statements prepared once per pooled connection: deadpool keeps a statement cache on
+//! each connection, so a later call skips the parse round trip, and PostgreSQL may keep
+//! a generic plan instead of planning every call — it does for most of a recall's
+//! reads, small index lookups that took longer to plan than to run (0.1-0.5 ms each;
+//! see [`crate::begin_lookups`] for the two it would not).
+//!
+//! Any text may go through here. Most are one of a few fixed texts; a time view written
+//! into the text or one condition per ref makes texts vary without bound, so a
+//! connection's cache is emptied whenever it holds [`MAX_CACHED`] statements. Statements
+//! whose best plan hangs on a parameter (a limit an index walk is chosen for: the vector
+//! branch, listings) are sent as plain text and planned for their values.
 
 use deadpool_postgres::Transaction;
 use mnem_store::Result;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::Row;
+use tokio_postgres::{Row, Statement};
 
 use crate::DbResult;
+
+/// Statements a connection keeps prepared at most. Every fixed text of the backend fits
+/// many times over; a burst of varying texts costs at most this much server memory.
+const MAX_CACHED: usize = 512;
+
+async fn statement(tx: &Transaction<'_>, sql: &str) -> Result<Statement> {
+    if tx.statement_cache.size() >= MAX_CACHED {
+        // Dropping the cached statements closes them on the server.
+        tx.statement_cache.clear();
+    }
+    tx.prepare_cached(sql).await.db()
+}
 
 pub async fn query(
     tx: &Transaction<'_>,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Vec<Row>> {
-    let statement = tx.prepare_cached(sql).await.db()?;
+    let statement = statement(tx, sql).await?;
     tx.query(&statement, params).await.db()
 }
 
@@ -25,7 +43,7 @@ pub async fn query_one(
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Row> {
-    let statement = tx.prepare_cached(sql).await.db()?;
+    let statement = statement(tx, sql).await?;
     tx.query_one(&statement, params).await.db()
 }
 
@@ -34,7 +52,7 @@ pub async fn query_opt(
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Option<Row>> {
-    let statement = tx.prepare_cached(sql).await.db()?;
+    let statement = statement(tx, sql).await?;
     tx.query_opt(&statement, params).await.db()
 }
 
@@ -43,6 +61,6 @@ pub async fn execute(
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<u64> {
-    let statement = tx.prepare_cached(sql).await.db()?;
+    let statement = statement(tx, sql).await?;
     tx.execute(&statement, params).await.db()
 }

@@ -5,15 +5,15 @@
 
 use std::collections::HashMap;
 
+use deadpool_postgres::Transaction;
 use mnem_core::{
     Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, Neighbours, RecallQuery, Scope,
     Timestamp,
 };
 use mnem_store::{Result, StoreError};
-use tokio_postgres::Transaction;
 
 use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
-use crate::{param_refs, DbResult, Param};
+use crate::{param_refs, prepared, DbResult, Param};
 use mnem_sql::{SqlList, SqlValue};
 
 /// This backend's evidence columns with `state` as the view sees it.
@@ -258,13 +258,13 @@ const MIN_EF_SEARCH: usize = 100;
 /// the graph until enough rows pass the filters (pgvector 0.8).
 pub async fn tune_vector_scan(tx: &Transaction<'_>, pool: usize) -> Result<()> {
     let ef_search = pool.clamp(MIN_EF_SEARCH, 1000).to_string();
-    tx.execute(
+    prepared::execute(
+        tx,
         "SELECT set_config('hnsw.ef_search', $1, true), \
                 set_config('hnsw.iterative_scan', 'relaxed_order', true)",
         &[&ef_search],
     )
-    .await
-    .db()?;
+    .await?;
     Ok(())
 }
 
@@ -322,7 +322,7 @@ pub async fn neighbours(
              ORDER BY h.ord, e.observed_at {direction}, e.evidence_id {direction}",
             columns = evidence_columns(query.known_at),
         );
-        let rows = tx.query(&stmt.sql, &param_refs(&stmt.params)).await.db()?;
+        let rows = prepared::query(tx, &stmt.sql, &param_refs(&stmt.params)).await?;
         for row in &rows {
             let hit = EvidenceId(col(row, EVIDENCE_COLUMN_COUNT)?);
             let neighbour = evidence_from_row(row)?;

@@ -4,13 +4,14 @@
 
 use std::collections::HashMap;
 
+use deadpool_postgres::Transaction;
 use mnem_core::graph::{Adjacency, GraphEdge, Relationship};
 use mnem_core::signals::Support;
 use mnem_core::{Actor, EmbeddingContract, EntityId, EvidenceId, RelationshipId};
 use mnem_store::{GraphView, Result};
-use tokio_postgres::Transaction;
 use uuid::Uuid;
 
+use crate::prepared;
 use crate::recall_branches::{tune_vector_scan, vector_cast};
 use crate::rows::col;
 use crate::{embedding_queue, DbResult};
@@ -27,14 +28,14 @@ pub async fn entities_named(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    tx.query(
+    prepared::query(
+        tx,
         "SELECT DISTINCT a.entity_id, a.alias_key FROM entity_aliases a \
          WHERE a.team_id = $1 AND a.alias_key = ANY ($2) \
          ORDER BY a.entity_id LIMIT 64",
         &[&actor.team.0, &names],
     )
-    .await
-    .db()?
+    .await?
     .iter()
     .map(|row| Ok((EntityId(col(row, 0)?), col(row, 1)?)))
     .collect()
@@ -80,7 +81,7 @@ pub async fn adjacency(
             ids.push(entity.0);
         }
     }
-    let rows = tx.query(&sql, &[&actor.team.0, &ids]).await.db()?;
+    let rows = prepared::query(tx, &sql, &[&actor.team.0, &ids]).await?;
     let mut found: Vec<(EntityId, Relationship)> = Vec::with_capacity(rows.len());
     for row in &rows {
         let entity = EntityId(col(row, mnem_sql::RELATIONSHIP_COLUMNS)?);
@@ -149,7 +150,7 @@ pub async fn evidence_support(
     }
     let ids: Vec<Uuid> = evidence.iter().map(|id| id.0).collect();
     let sql = mnem_sql::support(view, "$1", "{id} = ANY ($2)");
-    let rows = tx.query(&sql, &[&actor.team.0, &ids]).await.db()?;
+    let rows = prepared::query(tx, &sql, &[&actor.team.0, &ids]).await?;
     let mut support: HashMap<EvidenceId, Support> = HashMap::new();
     for row in rows {
         let id: Uuid = col(&row, 0)?;
@@ -201,6 +202,7 @@ pub async fn graph_vector_seeds(
          WHERE 1 - distance >= $5 ORDER BY distance, target_id",
         dims = search.contract.dims,
     );
+    // Not prepared: a generic plan cannot see the limit an index walk is chosen for.
     let found = tx
         .query(
             &sql,

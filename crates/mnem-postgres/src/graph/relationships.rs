@@ -5,18 +5,20 @@
 
 use std::collections::HashMap;
 
+use deadpool_postgres::Transaction;
 use mnem_core::graph::{
     EntitySummary, GraphEdge, ObjectSummary, Polarity, Relationship, TypedValue,
 };
 use mnem_core::{Actor, EntityId, EvidenceId, ProfileId, RelationshipId, Timestamp};
 use mnem_sql::{evidence_state_expr, select_relationships};
 use mnem_store::{GraphView, Result, StoreError};
-use tokio_postgres::{Row, Transaction};
+use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::boxed;
+use crate::prepared;
 use crate::rows::{col, optional_stamp, parsed};
-use crate::{param_refs, DbResult, Param};
+use crate::{param_refs, Param};
 
 pub fn relationship_from_row(row: &Row) -> Result<Relationship> {
     let object = match col::<Option<Uuid>>(row, 6)? {
@@ -66,7 +68,7 @@ pub async fn relationships_where(
     let sql = format!("{}{condition}", select_relationships(view, "$1"));
     let mut all: Vec<Param> = vec![Box::new(actor.team.0)];
     all.extend(params);
-    let rows = tx.query(&sql, &param_refs(&all)).await.db()?;
+    let rows = prepared::query(tx, &sql, &param_refs(&all)).await?;
     rows.iter().map(relationship_from_row).collect()
 }
 
@@ -92,11 +94,7 @@ pub async fn edges(
         evidence_state_expr(view.known_at)
     );
     let mut supports: HashMap<RelationshipId, Vec<EvidenceId>> = HashMap::new();
-    for row in tx
-        .query(&sql, &[&actor.team.0, &actor.profile.0, &ids])
-        .await
-        .db()?
-    {
+    for row in prepared::query(tx, &sql, &[&actor.team.0, &actor.profile.0, &ids]).await? {
         let relationship = RelationshipId(col(&row, 0)?);
         let evidence = EvidenceId(col(&row, 1)?);
         let ids = supports.entry(relationship).or_default();
@@ -105,17 +103,16 @@ pub async fn edges(
         }
     }
     let predicates: Vec<String> = relationships.iter().map(|r| r.predicate.clone()).collect();
-    let single_valued: HashMap<String, bool> = tx
-        .query(
-            "SELECT predicate, single_valued FROM predicates \
+    let single_valued: HashMap<String, bool> = prepared::query(
+        tx,
+        "SELECT predicate, single_valued FROM predicates \
              WHERE team_id = $1 AND predicate = ANY ($2)",
-            &[&actor.team.0, &predicates],
-        )
-        .await
-        .db()?
-        .iter()
-        .map(|row| Ok((col(row, 0)?, col(row, 1)?)))
-        .collect::<Result<_>>()?;
+        &[&actor.team.0, &predicates],
+    )
+    .await?
+    .iter()
+    .map(|row| Ok((col(row, 0)?, col(row, 1)?)))
+    .collect::<Result<_>>()?;
     // A claim whose every counted support is another profile's private evidence says
     // something only that profile may see.
     Ok(relationships

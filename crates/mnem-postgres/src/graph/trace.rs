@@ -6,8 +6,8 @@ use mnem_core::{Actor, EvidenceId, ProfileId, RelationshipId, Timestamp};
 use mnem_store::trace_read::TraceRows;
 use mnem_store::{GraphView, Result};
 
+use crate::prepared;
 use crate::rows::{col, parsed};
-use crate::DbResult;
 
 use super::relationships::{relationship, relationships_where};
 use super::{boxed, PgRows};
@@ -37,10 +37,8 @@ impl TraceRows for PgRows<'_, '_> {
              ORDER BY s.evidence_id, s.span_start",
             mnem_sql::evidence_state_expr(view.known_at)
         );
-        self.tx
-            .query(&sql, &[&actor.team.0, &id.0, &actor.profile.0])
-            .await
-            .db()?
+        prepared::query(self.tx, &sql, &[&actor.team.0, &id.0, &actor.profile.0])
+            .await?
             .iter()
             .map(|row| {
                 Ok(CitedSpan {
@@ -67,31 +65,30 @@ impl TraceRows for PgRows<'_, '_> {
         known_at: Option<Timestamp>,
         limit: usize,
     ) -> Result<Vec<VerificationEvent>> {
-        self.tx
-            .query(
-                "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
+        prepared::query(
+            self.tx,
+            "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
                  WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
                  ORDER BY seq DESC LIMIT $4",
-                &[
-                    &actor.team.0,
-                    &id.0,
-                    &known_at.map_or(i64::MAX, Timestamp::as_micros),
-                    &(limit as i64),
-                ],
-            )
-            .await
-            .db()?
-            .iter()
-            .map(|row| {
-                Ok(VerificationEvent {
-                    verdict: parsed(row, 0)?,
-                    confidence: col(row, 1)?,
-                    verifier: col(row, 2)?,
-                    rationale: col(row, 3)?,
-                    at: Timestamp::from_micros(col(row, 4)?),
-                })
+            &[
+                &actor.team.0,
+                &id.0,
+                &known_at.map_or(i64::MAX, Timestamp::as_micros),
+                &(limit as i64),
+            ],
+        )
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(VerificationEvent {
+                verdict: parsed(row, 0)?,
+                confidence: col(row, 1)?,
+                verifier: col(row, 2)?,
+                rationale: col(row, 3)?,
+                at: Timestamp::from_micros(col(row, 4)?),
             })
-            .collect()
+        })
+        .collect()
     }
 
     async fn transitions(
@@ -101,38 +98,37 @@ impl TraceRows for PgRows<'_, '_> {
         known_at: Option<Timestamp>,
         limit: usize,
     ) -> Result<Vec<Transition>> {
-        self.tx
-            .query(
-                "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
+        prepared::query(
+            self.tx,
+            "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
                  FROM relationship_transitions \
                  WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
                  ORDER BY seq DESC LIMIT $4",
-                &[
-                    &actor.team.0,
-                    &id.0,
-                    &known_at.map_or(i64::MAX, Timestamp::as_micros),
-                    &(limit as i64),
-                ],
-            )
-            .await
-            .db()?
-            .iter()
-            .map(|row| {
-                Ok(Transition {
-                    from_tier: col::<Option<String>>(row, 0)?
-                        .map(|t| t.parse())
-                        .transpose()?,
-                    to_tier: parsed(row, 1)?,
-                    from_status: col::<Option<String>>(row, 2)?
-                        .map(|s| s.parse())
-                        .transpose()?,
-                    to_status: parsed(row, 3)?,
-                    reason: col(row, 4)?,
-                    actor: ProfileId(col(row, 5)?),
-                    at: Timestamp::from_micros(col(row, 6)?),
-                })
+            &[
+                &actor.team.0,
+                &id.0,
+                &known_at.map_or(i64::MAX, Timestamp::as_micros),
+                &(limit as i64),
+            ],
+        )
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(Transition {
+                from_tier: col::<Option<String>>(row, 0)?
+                    .map(|t| t.parse())
+                    .transpose()?,
+                to_tier: parsed(row, 1)?,
+                from_status: col::<Option<String>>(row, 2)?
+                    .map(|s| s.parse())
+                    .transpose()?,
+                to_status: parsed(row, 3)?,
+                reason: col(row, 4)?,
+                actor: ProfileId(col(row, 5)?),
+                at: Timestamp::from_micros(col(row, 6)?),
             })
-            .collect()
+        })
+        .collect()
     }
 
     async fn conflicts(
