@@ -405,6 +405,10 @@ impl EvidenceStore for PgStore {
         hits: Vec<Evidence>,
         window: usize,
     ) -> Result<HashMap<EvidenceId, Neighbours>> {
+        // Nothing to read opens no transaction (each costs round trips: see `begin`).
+        if window == 0 || hits.iter().all(|hit| hit.source_key.is_none()) {
+            return Ok(HashMap::new());
+        }
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         recall_branches::neighbours(&tx, actor, query, now, &hits, window).await
@@ -623,6 +627,9 @@ impl GraphStore for PgStore {
         actor: &Actor,
         names: Vec<String>,
     ) -> Result<Vec<(EntityId, String)>> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         graph::discovery::entities_named(&tx, actor, &names).await
@@ -635,6 +642,9 @@ impl GraphStore for PgStore {
         view: GraphView,
         fanout: usize,
     ) -> Result<Vec<Adjacency>> {
+        if entities.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         graph::discovery::adjacency(&tx, actor, &entities, &view, fanout).await
@@ -667,6 +677,9 @@ impl GraphStore for PgStore {
         evidence: Vec<EvidenceId>,
         view: GraphView,
     ) -> Result<HashMap<EvidenceId, Support>> {
+        if evidence.is_empty() {
+            return Ok(HashMap::new());
+        }
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         graph::discovery::evidence_support(&tx, actor, &evidence, &view).await
@@ -679,6 +692,9 @@ impl GraphStore for PgStore {
         view: GraphView,
         limit: usize,
     ) -> Result<Vec<GraphEdge>> {
+        if evidence.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         graph::discovery::edges_supported_by(&tx, actor, &evidence, &view, limit).await

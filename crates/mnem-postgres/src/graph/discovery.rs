@@ -25,9 +25,6 @@ pub async fn entities_named(
     actor: &Actor,
     names: &[String],
 ) -> Result<Vec<(EntityId, String)>> {
-    if names.is_empty() {
-        return Ok(Vec::new());
-    }
     prepared::query(
         tx,
         "SELECT DISTINCT a.entity_id, a.alias_key FROM entity_aliases a \
@@ -51,9 +48,6 @@ pub async fn adjacency(
     view: &GraphView,
     fanout: usize,
 ) -> Result<Vec<Adjacency>> {
-    if entities.is_empty() {
-        return Ok(Vec::new());
-    }
     // Each end is read newest first and cut at fanout + 1 inside its own index range,
     // eligibility applied before the cut; the union is cut again.
     let limit = fanout + 1;
@@ -124,9 +118,6 @@ pub async fn edges_supported_by(
     view: &GraphView,
     limit: usize,
 ) -> Result<Vec<GraphEdge>> {
-    if evidence.is_empty() || limit == 0 {
-        return Ok(Vec::new());
-    }
     let ids: Vec<Uuid> = evidence.iter().map(|id| id.0).collect();
     let condition = format!(
         " AND r.relationship_id IN (SELECT s.relationship_id FROM relationship_supports s \
@@ -145,9 +136,6 @@ pub async fn evidence_support(
     evidence: &[EvidenceId],
     view: &GraphView,
 ) -> Result<HashMap<EvidenceId, Support>> {
-    if evidence.is_empty() {
-        return Ok(HashMap::new());
-    }
     let ids: Vec<Uuid> = evidence.iter().map(|id| id.0).collect();
     let sql = mnem_sql::support(view, "$1", "{id} = ANY ($2)");
     let rows = prepared::query(tx, &sql, &[&actor.team.0, &ids]).await?;
