@@ -55,6 +55,10 @@ superuser_setup() {
 # Every statement's text, as executed by any role, with nested ones (trigger bodies) too;
 # room for far more distinct statements than the suite sends, so none is evicted.
 STATEMENT_STATS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.max=20000"
+# Room for a benchmark's working set: at 100k the vector index, the vectors and the
+# evidence rows take ~520 MB, and with PostgreSQL's default 128 MB every filtered HNSW
+# search evicted and re-read pages (pgvector's advice: the index should fit in memory).
+SHARED_BUFFERS="${MNEM_PG_SHARED_BUFFERS:-2GB}"
 
 start() {
     install
@@ -74,7 +78,7 @@ start() {
     fi
     if ! as_user "$bin/pg_ctl" -D "$ROOT/data" status >/dev/null 2>&1; then
         as_user "$bin/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -w \
-            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c max_connections=200 -c fsync=off $STATEMENT_STATS" \
+            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $ROOT -c max_connections=200 -c fsync=off -c shared_buffers=$SHARED_BUFFERS $STATEMENT_STATS" \
             start >/dev/null || { tail -n 20 "$ROOT/server.log" >&2; exit 1; }
         echo "PostgreSQL listening on 127.0.0.1:$PORT (log: $ROOT/server.log)" >&2
     fi
