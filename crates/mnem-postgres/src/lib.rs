@@ -238,11 +238,7 @@ pub(crate) async fn begin<'c>(
     team: Option<TeamId>,
     read_only: bool,
 ) -> Result<deadpool_postgres::Transaction<'c>> {
-    let mut builder = client.build_transaction().read_only(read_only);
-    if read_only {
-        builder = builder.isolation_level(tokio_postgres::IsolationLevel::RepeatableRead);
-    }
-    let tx = builder.start().await.db()?;
+    let tx = start(client, read_only).await?;
     if let Some(team) = team {
         // Every recall opens several transactions: a statement the connection prepared
         // once saves the parse round trip a bare text costs each time.
@@ -264,15 +260,21 @@ pub(crate) async fn begin_lookups(
     client: &mut deadpool_postgres::Object,
     team: TeamId,
 ) -> Result<deadpool_postgres::Transaction<'_>> {
-    let tx = client
-        .build_transaction()
-        .read_only(true)
-        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-        .start()
-        .await
-        .db()?;
+    let tx = start(client, true).await?;
     prepared::execute(&tx, SET_TEAM_FOR_LOOKUPS, &[&team.0.to_string()]).await?;
     Ok(tx)
+}
+
+/// A transaction with [`begin`]'s isolation: `REPEATABLE READ` when read-only.
+async fn start(
+    client: &mut deadpool_postgres::Object,
+    read_only: bool,
+) -> Result<deadpool_postgres::Transaction<'_>> {
+    let mut builder = client.build_transaction().read_only(read_only);
+    if read_only {
+        builder = builder.isolation_level(tokio_postgres::IsolationLevel::RepeatableRead);
+    }
+    builder.start().await.db()
 }
 
 /// [`SET_TEAM`], and generic plans for the rest of the transaction.

@@ -138,7 +138,7 @@ pub(crate) async fn mentioned(
         tx,
         &format!(
             "SELECT {columns} FROM evidence e WHERE e.team_id = $1 \
-                 AND e.evidence_id = ANY ($2::uuid[])",
+             AND e.evidence_id = ANY ($2::uuid[])",
             columns = evidence_columns(query.known_at),
         ),
         &[&actor.team.0, &unknown],

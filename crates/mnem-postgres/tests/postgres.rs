@@ -711,3 +711,45 @@ async fn a_read_sees_one_snapshot_while_another_connection_writes() {
         .unwrap();
     assert_eq!(after, (2, 2));
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn answers_hold_while_a_connection_cycles_through_more_statements_than_it_keeps() {
+    let Some((config, _)) = fresh().await else {
+        return;
+    };
+    // One connection, so every read below goes through one statement cache.
+    let store = PgStore::connect_config(config, Arc::new(SystemClock), 1)
+        .await
+        .expect("connect");
+    let actor = store.open_team("cycling").await.unwrap();
+    let mut written = Vec::new();
+    for text in ["the kettle is in the shed", "the shed key is blue", "tea"] {
+        written.push(
+            store
+                .remember(&actor, NewEvidence::new(text))
+                .await
+                .unwrap()
+                .evidence
+                .id,
+        );
+    }
+    let now = store.clock().now();
+    let expected: HashSet<_> = written[..2].iter().copied().collect();
+    // A time view is written into the statement's text: each of these recalls sends
+    // texts the connection has not prepared, well past the 512 it keeps.
+    for step in 0..700 {
+        let query = RecallQuery {
+            known_at: Some(Timestamp::from_micros(now.as_micros() + 1 + step)),
+            ..RecallQuery::text("shed")
+        };
+        let found: HashSet<_> = store
+            .lexical_candidates(&actor, &query, now, 10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|candidate| candidate.evidence.id)
+            .collect();
+        assert_eq!(found, expected, "recall {step} answered differently");
+    }
+}

@@ -106,7 +106,7 @@ pub async fn edges(
     let single_valued: HashMap<String, bool> = prepared::query(
         tx,
         "SELECT predicate, single_valued FROM predicates \
-             WHERE team_id = $1 AND predicate = ANY ($2)",
+         WHERE team_id = $1 AND predicate = ANY ($2)",
         &[&actor.team.0, &predicates],
     )
     .await?

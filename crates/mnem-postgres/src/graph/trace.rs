@@ -68,8 +68,8 @@ impl TraceRows for PgRows<'_, '_> {
         prepared::query(
             self.tx,
             "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
-                 WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
-                 ORDER BY seq DESC LIMIT $4",
+             WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
+             ORDER BY seq DESC LIMIT $4",
             &[
                 &actor.team.0,
                 &id.0,
@@ -101,9 +101,9 @@ impl TraceRows for PgRows<'_, '_> {
         prepared::query(
             self.tx,
             "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
-                 FROM relationship_transitions \
-                 WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
-                 ORDER BY seq DESC LIMIT $4",
+             FROM relationship_transitions \
+             WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
+             ORDER BY seq DESC LIMIT $4",
             &[
                 &actor.team.0,
                 &id.0,
