@@ -328,13 +328,12 @@ async fn corpus_stats(tx: &Transaction<'_>, team: Uuid) -> Result<Option<CorpusS
     .transpose()
 }
 
-/// What the team's statistics say of each of `terms` it holds: documents, the highest
-/// frequency and the shortest length among its postings.
-async fn term_stats(
-    tx: &Transaction<'_>,
-    team: Uuid,
-    terms: &[String],
-) -> Result<HashMap<String, (i64, i64, i64)>> {
+/// Each term the team holds, with its documents, the highest frequency and the shortest
+/// length among its postings.
+type KnownTerms = HashMap<String, (i64, i64, i64)>;
+
+/// What the team's statistics say of each of `terms` it holds.
+async fn term_stats(tx: &Transaction<'_>, team: Uuid, terms: &[String]) -> Result<KnownTerms> {
     let rows = prepared::query(
         tx,
         "SELECT lexeme, documents, max_frequency, min_length FROM term_stats \
@@ -353,7 +352,7 @@ async fn term_stats(
 /// document's score is summed in, as on SQLite), and what the search knows of each.
 fn query_terms(
     terms: &[String],
-    known: &HashMap<String, (i64, i64, i64)>,
+    known: &KnownTerms,
     bm25: &Bm25,
 ) -> (Vec<String>, Vec<SearchTerm>) {
     let bounded = |value: i64| u32::try_from(value.max(0)).unwrap_or(u32::MAX);

@@ -65,17 +65,14 @@ impl TraceRows for PgRows<'_, '_> {
         known_at: Option<Timestamp>,
         limit: usize,
     ) -> Result<Vec<VerificationEvent>> {
-        prepared::query(
-            self.tx,
+        self.history(
             "SELECT verdict, confidence, verifier, rationale, at FROM verification_events \
              WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
              ORDER BY seq DESC LIMIT $4",
-            &[
-                &actor.team.0,
-                &id.0,
-                &known_at.map_or(i64::MAX, Timestamp::as_micros),
-                &(limit as i64),
-            ],
+            actor,
+            id,
+            known_at,
+            limit,
         )
         .await?
         .iter()
@@ -98,18 +95,15 @@ impl TraceRows for PgRows<'_, '_> {
         known_at: Option<Timestamp>,
         limit: usize,
     ) -> Result<Vec<Transition>> {
-        prepared::query(
-            self.tx,
+        self.history(
             "SELECT from_tier, to_tier, from_status, to_status, reason, actor_profile_id, at \
              FROM relationship_transitions \
              WHERE team_id = $1 AND relationship_id = $2 AND at <= $3 \
              ORDER BY seq DESC LIMIT $4",
-            &[
-                &actor.team.0,
-                &id.0,
-                &known_at.map_or(i64::MAX, Timestamp::as_micros),
-                &(limit as i64),
-            ],
+            actor,
+            id,
+            known_at,
+            limit,
         )
         .await?
         .iter()
@@ -166,6 +160,31 @@ impl TraceRows for PgRows<'_, '_> {
             view,
             " AND r.supersedes = $2 ORDER BY r.recorded_at, r.relationship_id",
             vec![boxed(id.0)],
+        )
+        .await
+    }
+}
+
+impl PgRows<'_, '_> {
+    /// A relationship's newest history rows as known at `known_at` (all, for `None`), at
+    /// most `limit`: `sql` takes the team, the relationship, the time and the limit.
+    async fn history(
+        &self,
+        sql: &str,
+        actor: &Actor,
+        id: RelationshipId,
+        known_at: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<tokio_postgres::Row>> {
+        prepared::query(
+            self.tx,
+            sql,
+            &[
+                &actor.team.0,
+                &id.0,
+                &known_at.map_or(i64::MAX, Timestamp::as_micros),
+                &(limit as i64),
+            ],
         )
         .await
     }
