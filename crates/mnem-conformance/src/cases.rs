@@ -1,8 +1,8 @@
 //! The contract cases. Each is generic over the backend and gets a fresh store.
 
 use mnem_core::{
-    Actor, Authority, Evidence, LifecycleState, NewEvidence, Order, RecallQuery, Ref, Scope, Score,
-    SourceType, Space, Timestamp,
+    Actor, Authority, Evidence, LifecycleState, NewEvidence, Order, RankingProfile, RecallQuery,
+    Ref, Scope, Score, SourceType, Space, Timestamp, DEFAULT_PROFILE,
 };
 use mnem_store::StoreError;
 
@@ -530,6 +530,64 @@ pub async fn limit_alongside_window_never_returns_short<S: Backend>(fx: Fixture<
             );
         }
     }
+}
+
+/// A time hint ("yesterday") only boosts what a branch returned, so a match from the
+/// hinted day that ranks below a full pool of better matches from other days was never a
+/// candidate. With `hinted_pool` each branch also reads inside the hinted period: the
+/// day's match is recalled, and first, boosted past the others.
+pub async fn a_match_from_the_hinted_period_is_recalled_past_a_full_pool<S: Backend>(
+    fx: Fixture<S>,
+) {
+    const DAY: i64 = 86_400;
+    with_filler(&fx).await;
+    let mut elsewhere = Vec::new();
+    for i in 0..4 {
+        // Each says "ferry" twice: a better match than the hinted day's, on other days.
+        elsewhere.push(
+            fx.remember_at(&format!("ferry ferry timetable {i}"), i * DAY)
+                .await,
+        );
+    }
+    let hinted_day = fx
+        .remember_at("ferry timetable changed", 10 * DAY + 3_600)
+        .await;
+    let mut stamps: Vec<&Evidence> = elsewhere.iter().collect();
+    stamps.push(&hinted_day);
+    want_increasing_stamps(&stamps);
+    let query = RecallQuery {
+        limit: 3,
+        request_time: Some(START.plus_seconds(11 * DAY + 3_600)),
+        ..RecallQuery::text("ferry yesterday")
+    };
+    let narrow = RankingProfile {
+        branch_pool: 3,
+        hinted_pool: 0,
+        ..DEFAULT_PROFILE
+    };
+    let fx = fx.with_profile(narrow.clone());
+    let plain = fx.recall(query.clone()).await;
+    assert_eq!(plain.len(), 3, "the pool fills the limit");
+    assert!(
+        plain.iter().all(|h| h.evidence.id != hinted_day.id),
+        "without a hinted read the day's match is past the pool"
+    );
+    let fx = fx.with_profile(RankingProfile {
+        hinted_pool: 2,
+        ..narrow
+    });
+    let hinted = fx.recall(query).await;
+    assert_eq!(hinted.len(), 3, "still the limit");
+    assert_eq!(
+        hinted[0].evidence.id, hinted_day.id,
+        "the hinted day's match, read inside its period and boosted, ranks first"
+    );
+    assert!(
+        hinted[1..]
+            .iter()
+            .all(|h| elsewhere.iter().any(|e| e.id == h.evidence.id)),
+        "the rest are the better matches of other days"
+    );
 }
 
 pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<S: Backend>(

@@ -479,15 +479,57 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
                 _ => None,
             }
         };
-        let (lexical, vector) = tokio::join!(lexical, vector);
+        // The same branches again inside the query's hinted period, beside their pools.
+        let hinted = plan.hinted_query(&self.profile);
+        let hinted_pool = self.profile.hinted_pool;
+        let hinted_lexical = async {
+            match &hinted {
+                Some(hinted) if run_lexical => Some(
+                    self.store
+                        .lexical_candidates(actor, hinted, now, hinted_pool)
+                        .await,
+                ),
+                _ => None,
+            }
+        };
+        let hinted_vector = async {
+            match (&hinted, &query_vector, &self.embedder) {
+                (Some(hinted), Some(vector), Some(embedder)) => Some(
+                    self.store
+                        .vector_candidates(
+                            actor,
+                            hinted,
+                            vector,
+                            embedder.contract(),
+                            now,
+                            hinted_pool,
+                        )
+                        .await,
+                ),
+                _ => None,
+            }
+        };
+        let (lexical, vector, hinted_lexical, hinted_vector) =
+            tokio::join!(lexical, vector, hinted_lexical, hinted_vector);
         let mut branches = Vec::new();
         if let Some(lexical) = lexical {
-            // The full-text branch, when it runs, is required.
+            // The full-text branch, when it runs, is required, and so is its hinted read.
+            let mut candidates = lexical?;
+            if let Some(hinted) = hinted_lexical {
+                candidates = mnem_core::pipeline::with_hinted(candidates, hinted?);
+            }
             branches.push(BranchCandidates {
                 branch: Branch::Lexical,
-                candidates: lexical?,
+                candidates,
             });
         }
+        let vector = match (vector, hinted_vector) {
+            (Some(Ok(candidates)), Some(Ok(hinted))) => {
+                Some(Ok(mnem_core::pipeline::with_hinted(candidates, hinted)))
+            }
+            (Some(Ok(_)), Some(Err(err))) => Some(Err(err)),
+            (vector, _) => vector,
+        };
         match vector {
             Some(Ok(candidates)) => branches.push(BranchCandidates {
                 branch: Branch::Vector,

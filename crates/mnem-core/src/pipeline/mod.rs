@@ -20,8 +20,8 @@ use plan::contains_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
     parse_profile, profile_named, Fusion, RankingProfile, CONVEX_1_PROFILE, CONVEX_2_PROFILE,
-    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, CONVEX_6_PROFILE, DEFAULT_PROFILE,
-    LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
+    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, CONVEX_6_PROFILE, CONVEX_7_PROFILE,
+    DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
 };
 
 use std::collections::HashMap;
@@ -110,6 +110,26 @@ impl RecallHit {
 /// Spends a recall's byte budget: each result longer than its share is first cut down to
 /// the sentences that best match the query ([`excerpt`]), then [`fit_budget`] keeps what
 /// fits, windows included.
+/// A branch's candidates with those of its hinted read ([`RecallPlan::hinted_query`])
+/// that it did not already hold, best relevance first: a branch scores an item the same
+/// whatever the period it searched, so the union is the branch as if its pool had
+/// reached them. Ties keep the branch's own order, then the hinted read's.
+pub fn with_hinted(mut candidates: Vec<Candidate>, hinted: Vec<Candidate>) -> Vec<Candidate> {
+    let held: std::collections::HashSet<_> = candidates.iter().map(|c| c.evidence.id).collect();
+    let before = candidates.len();
+    candidates.extend(
+        hinted
+            .into_iter()
+            .filter(|c| !held.contains(&c.evidence.id)),
+    );
+    if candidates.len() == before {
+        return candidates;
+    }
+    let relevance = |c: &Candidate| c.relevance.unwrap_or(f64::NEG_INFINITY);
+    candidates.sort_by(|a, b| relevance(b).total_cmp(&relevance(a)));
+    candidates
+}
+
 pub fn fit_recall_budget(hits: &mut Vec<RecallHit>, query: &crate::RecallQuery) {
     excerpt::focus(hits, &query.query, query.context_bytes, query.limit);
     fit_budget(hits, query.context_bytes);
@@ -478,6 +498,39 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_hinted_read_adds_only_what_the_branch_lacked_in_relevance_order() {
+        let (a, b, c, d) = (
+            evidence(1, "a", 1),
+            evidence(2, "b", 2),
+            evidence(3, "c", 3),
+            evidence(4, "d", 4),
+        );
+        let candidate = |e: &Evidence, relevance: f64| Candidate::new(e.clone(), Some(relevance));
+        let merged = with_hinted(
+            vec![candidate(&a, 3.0), candidate(&b, 2.0)],
+            vec![candidate(&c, 2.5), candidate(&b, 2.0), candidate(&d, 1.0)],
+        );
+        let order: Vec<EvidenceId> = merged.iter().map(|c| c.evidence.id).collect();
+        assert_eq!(order, vec![a.id, c.id, b.id, d.id]);
+        assert_eq!(
+            merged[1].relevance,
+            Some(2.5),
+            "relevance as the read gave it"
+        );
+
+        let unchanged = with_hinted(
+            vec![candidate(&b, 1.0), candidate(&a, 3.0)],
+            vec![candidate(&a, 3.0)],
+        );
+        let order: Vec<EvidenceId> = unchanged.iter().map(|c| c.evidence.id).collect();
+        assert_eq!(
+            order,
+            vec![b.id, a.id],
+            "nothing new: the branch's own order"
+        );
     }
 
     fn plan(query: RecallQuery) -> RecallPlan {

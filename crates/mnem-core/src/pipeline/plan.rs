@@ -35,6 +35,28 @@ impl RecallPlan {
         self.query.is_listing()
     }
 
+    /// The query narrowed to its time hint's period (and to its own `since`/`until`),
+    /// for the branches' second, hinted read ([`RankingProfile::hinted_pool`]); `None`
+    /// when the profile asks for none, nothing is hinted, or the two periods are disjoint.
+    pub fn hinted_query(&self, profile: &RankingProfile) -> Option<RecallQuery> {
+        let hint = self.time_hint.as_ref()?;
+        if profile.hinted_pool == 0 || self.is_listing() {
+            return None;
+        }
+        let since = self
+            .query
+            .since
+            .map_or(hint.start, |own| own.max(hint.start));
+        let until = self.query.until.map_or(hint.end, |own| own.min(hint.end));
+        if since >= until {
+            return None;
+        }
+        let mut hinted = self.query.clone();
+        hinted.since = Some(since);
+        hinted.until = Some(until);
+        Some(hinted)
+    }
+
     /// How many candidates each branch must return. Exactly `limit` when the core will
     /// keep the backend's own order (a listing, or one lexical branch with nothing that
     /// reorders or drops candidates: the floor only cuts its tail); otherwise a deeper
@@ -165,6 +187,54 @@ mod tests {
             .map(str::to_lowercase)
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// 2024-03-15T12:00:00Z, a Friday.
+    const NOW: Timestamp = Timestamp::from_seconds(1_710_504_000);
+    const DAY: i64 = 86_400;
+
+    fn hinting(pool: usize) -> RankingProfile {
+        RankingProfile {
+            hinted_pool: pool,
+            ..crate::DEFAULT_PROFILE
+        }
+    }
+
+    #[test]
+    fn a_hinted_query_reads_inside_the_hint_and_the_querys_own_bounds() {
+        let yesterday_start = Timestamp::from_seconds(1_710_504_000 - DAY - 12 * 3_600);
+        let yesterday_end = yesterday_start.plus_seconds(DAY);
+        let plan = RecallPlan::new(RecallQuery::text("ferry yesterday"), NOW);
+        let hinted = plan.hinted_query(&hinting(10)).expect("hinted");
+        assert_eq!(hinted.since, Some(yesterday_start));
+        assert_eq!(hinted.until, Some(yesterday_end));
+        assert_eq!(hinted.query, "ferry yesterday", "the text is unchanged");
+
+        let own = RecallQuery {
+            since: Some(yesterday_start.plus_seconds(3_600)),
+            until: Some(NOW),
+            ..RecallQuery::text("ferry yesterday")
+        };
+        let hinted = RecallPlan::new(own, NOW)
+            .hinted_query(&hinting(10))
+            .expect("overlapping bounds");
+        assert_eq!(hinted.since, Some(yesterday_start.plus_seconds(3_600)));
+        assert_eq!(hinted.until, Some(yesterday_end));
+    }
+
+    #[test]
+    fn no_hinted_query_without_a_hint_a_pool_or_an_overlap() {
+        let unhinted = RecallPlan::new(RecallQuery::text("ferry timetable"), NOW);
+        assert!(unhinted.hinted_query(&hinting(10)).is_none());
+        let hinted = RecallPlan::new(RecallQuery::text("ferry yesterday"), NOW);
+        assert!(hinted.hinted_query(&hinting(0)).is_none());
+        let disjoint = RecallQuery {
+            until: Some(NOW.plus_seconds(-3 * DAY)),
+            ..RecallQuery::text("ferry yesterday")
+        };
+        assert!(RecallPlan::new(disjoint, NOW)
+            .hinted_query(&hinting(10))
+            .is_none());
     }
 
     #[test]

@@ -76,6 +76,11 @@ pub struct RankingProfile {
     pub hop_share: f64,
     pub hop_leaders: usize,
     pub hop_max_mentions: usize,
+    /// A query with a time hint ("a week ago", "last March") also asks each branch for
+    /// up to this many candidates observed inside the hinted period, beside its pool:
+    /// the temporal boost can only lift a candidate, and a turn from that period whose
+    /// words match less than the pool's tail would never be one. 0 turns it off.
+    pub hinted_pool: usize,
     /// When true, a recall whose query embedding cannot be computed fails instead of
     /// degrading to the lexical branch.
     pub vector_required: bool,
@@ -130,6 +135,7 @@ pub const CONVEX_1_PROFILE: RankingProfile = RankingProfile {
     hop_share: 0.0,
     hop_leaders: 5,
     hop_max_mentions: 5,
+    hinted_pool: 0,
     vector_required: false,
     reranker: None,
 };
@@ -195,18 +201,32 @@ pub const CONVEX_6_PROFILE: RankingProfile = RankingProfile {
     ..CONVEX_5_PROFILE
 };
 
-/// Hybrid: `convex-6` plus the entity hop ([`crate::hop`]) — an item that mentions a
-/// rare name or phrase (at most 5 items of the team mention it) that the query or one of
-/// the first five results mentions scores at least 0.2 of that result. Low enough to
-/// fill the tail of a result list rather than reorder its head: on the development files
-/// it lifted LoCoMo gold turns inside 6,000 B 0.893 → 0.897 (category 1: 0.656 → 0.672)
-/// and moved nothing else; 0.35 and 0.5 cost LoCoMo recall@5 or @10 (ARCHITECTURE
-/// "Ranking signals tried"). What every recall uses unless told otherwise.
-pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+/// `convex-6` plus the entity hop ([`crate::hop`]) — an item that mentions a rare name
+/// or phrase (at most 5 items of the team mention it) that the query or one of the first
+/// five results mentions scores at least 0.2 of that result. Low enough to fill the tail
+/// of a result list rather than reorder its head: on the development files it lifted
+/// LoCoMo gold turns inside 6,000 B 0.893 → 0.897 (category 1: 0.656 → 0.672) and moved
+/// nothing else; 0.35 and 0.5 cost LoCoMo recall@5 or @10 (ARCHITECTURE "Ranking
+/// signals tried"). The default until `convex-8`, kept to compare.
+pub const CONVEX_7_PROFILE: RankingProfile = RankingProfile {
     version: Cow::Borrowed("convex-7"),
     hop_share: 0.2,
     hop_max_mentions: 5,
     ..CONVEX_6_PROFILE
+};
+
+/// Hybrid: `convex-7` plus a hinted read — a query with a time hint ("a week ago") also
+/// takes each branch's 10 best matches from inside the hinted period beside its pool, so
+/// the temporal boost has that period's matches to lift even when better matches from
+/// other days fill the pool. On the development files it changed one LongMemEval question
+/// (its gold session 10th → 4th: session any@5 0.989 → 1.000, gold turns inside 6,000 B
+/// 0.968 → 0.978) and no LoCoMo question; 30 gave the same there and reordered eight
+/// LoCoMo questions without moving a figure (ARCHITECTURE "Ranking signals tried"). What
+/// every recall uses unless told otherwise.
+pub const DEFAULT_PROFILE: RankingProfile = RankingProfile {
+    version: Cow::Borrowed("convex-8"),
+    hinted_pool: 10,
+    ..CONVEX_7_PROFILE
 };
 
 /// Reciprocal rank fusion with equal weights, the first default, kept to compare.
@@ -220,7 +240,7 @@ pub const RRF_PROFILE: RankingProfile = RankingProfile {
 /// The full-text branch alone, with the same reranking (follow-on credit included): the
 /// baseline `mnem eval` compares against.
 pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("lexical-7"),
+    version: Cow::Borrowed("lexical-8"),
     vector_branch: false,
     ..DEFAULT_PROFILE
 };
@@ -228,7 +248,7 @@ pub const LEXICAL_PROFILE: RankingProfile = RankingProfile {
 /// The vector branch alone (needs an embedder; a recall that cannot embed its query
 /// fails rather than silently answering from the full-text branch).
 pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
-    version: Cow::Borrowed("vector-7"),
+    version: Cow::Borrowed("vector-8"),
     lexical_branch: false,
     vector_required: true,
     ..DEFAULT_PROFILE
@@ -236,7 +256,7 @@ pub const VECTOR_PROFILE: RankingProfile = RankingProfile {
 
 /// The numeric constants a profile spec may override (`NAME:key=value`), which are also
 /// what `mnem eval --fit` searches over.
-pub const NUMERIC_KEYS: [&str; 20] = [
+pub const NUMERIC_KEYS: [&str; 21] = [
     "rrf_k",
     "lexical_weight",
     "vector_weight",
@@ -257,6 +277,7 @@ pub const NUMERIC_KEYS: [&str; 20] = [
     "hop_share",
     "hop_leaders",
     "hop_max_mentions",
+    "hinted_pool",
 ];
 
 /// The profiles an operator can name (`mnem eval --profile`): by short name or version.
@@ -264,6 +285,7 @@ pub fn profile_named(name: &str) -> Option<RankingProfile> {
     [
         ("hybrid", DEFAULT_PROFILE),
         ("convex-1", CONVEX_1_PROFILE),
+        ("convex-7", CONVEX_7_PROFILE),
         ("convex-6", CONVEX_6_PROFILE),
         ("convex-5", CONVEX_5_PROFILE),
         ("convex-4", CONVEX_4_PROFILE),
@@ -351,12 +373,14 @@ pub fn parse_profile(spec: &str) -> Result<RankingProfile, ValidationError> {
             "hop_max_mentions" if number >= 2.0 && number.fract() == 0.0 => {
                 profile.hop_max_mentions = number as usize
             }
+            "hinted_pool" if number.fract() == 0.0 => profile.hinted_pool = number as usize,
             "vector_min_similarity"
             | "follow_share"
             | "follow_through"
             | "hop_share"
             | "hop_leaders"
             | "hop_max_mentions"
+            | "hinted_pool"
             | "branch_pool"
             | "question_discount" => {
                 return Err(invalid(format!("{key}: {value} is out of range")))
@@ -420,7 +444,7 @@ mod tests {
         assert_eq!(model.weights[0], 1.0); // score, from the identity
         assert_eq!(model.weights[3], -0.25);
         assert_eq!(model.weights[5], 0.5);
-        assert_eq!(profile.version, "convex-7:rr_coverage=0.5:rr_both=-0.25");
+        assert_eq!(profile.version, "convex-8:rr_coverage=0.5:rr_both=-0.25");
         let err = parse_profile("hybrid:rr_colour=1").unwrap_err();
         assert!(err.reason.contains("colour") && err.reason.contains("coverage"));
         assert!(parse_profile("hybrid:rr_score=inf").is_err());
@@ -448,7 +472,8 @@ mod tests {
     #[test]
     fn profiles_are_named_by_short_name_or_version_and_unknown_names_are_none() {
         assert_eq!(profile_named("hybrid"), Some(DEFAULT_PROFILE));
-        assert_eq!(profile_named("convex-7"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-8"), Some(DEFAULT_PROFILE));
+        assert_eq!(profile_named("convex-7"), Some(CONVEX_7_PROFILE));
         assert_eq!(profile_named("convex-6"), Some(CONVEX_6_PROFILE));
         assert_eq!(profile_named("convex-5"), Some(CONVEX_5_PROFILE));
         assert_eq!(profile_named("convex-4"), Some(CONVEX_4_PROFILE));
@@ -457,7 +482,7 @@ mod tests {
         assert_eq!(profile_named("convex-1"), Some(CONVEX_1_PROFILE));
         assert_eq!(profile_named("rrf-1"), Some(RRF_PROFILE));
         assert_eq!(profile_named("lexical"), Some(LEXICAL_PROFILE));
-        assert_eq!(profile_named("vector-7"), Some(VECTOR_PROFILE));
+        assert_eq!(profile_named("vector-8"), Some(VECTOR_PROFILE));
         assert_eq!(profile_named("bm25"), None);
     }
 }
