@@ -20,8 +20,8 @@ use plan::contains_phrase;
 pub use plan::RecallPlan;
 pub use profile::{
     parse_profile, profile_named, Fusion, RankingProfile, CONVEX_1_PROFILE, CONVEX_2_PROFILE,
-    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, CONVEX_6_PROFILE, CONVEX_7_PROFILE,
-    DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
+    CONVEX_3_PROFILE, CONVEX_4_PROFILE, CONVEX_5_PROFILE, CONVEX_6_PROFILE, DEFAULT_PROFILE,
+    LEXICAL_PROFILE, NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
 };
 
 use std::collections::HashMap;
@@ -107,9 +107,6 @@ impl RecallHit {
     }
 }
 
-/// Spends a recall's byte budget: each result longer than its share is first cut down to
-/// the sentences that best match the query ([`excerpt`]), then [`fit_budget`] keeps what
-/// fits, windows included.
 /// A branch's candidates with those of its hinted read ([`RecallPlan::hinted_query`])
 /// that it did not already hold, best relevance first: a branch scores an item the same
 /// whatever the period it searched, so the union is the branch as if its pool had
@@ -130,6 +127,9 @@ pub fn with_hinted(mut candidates: Vec<Candidate>, hinted: Vec<Candidate>) -> Ve
     candidates
 }
 
+/// Spends a recall's byte budget: each result longer than its share is first cut down to
+/// the sentences that best match the query ([`excerpt`]), then [`fit_budget`] keeps what
+/// fits, windows included.
 pub fn fit_recall_budget(hits: &mut Vec<RecallHit>, query: &crate::RecallQuery) {
     excerpt::focus(hits, &query.query, query.context_bytes, query.limit);
     fit_budget(hits, query.context_bytes);
