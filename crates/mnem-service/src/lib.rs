@@ -124,6 +124,9 @@ impl Recall {
     }
 }
 
+/// One branch's read: `None` when the branch did not run.
+type BranchRead = Option<mnem_store::Result<Vec<mnem_core::Candidate>>>;
+
 /// What a recall read before ranking.
 struct Gathered {
     plan: RecallPlan,
@@ -451,66 +454,24 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         };
         let fusing = run_lexical && query_vector.is_some();
         let pool = plan.branch_pool(&self.profile, fusing);
-        let lexical = async {
-            if run_lexical {
-                Some(
-                    self.store
-                        .lexical_candidates(actor, &plan.query, now, pool)
-                        .await,
-                )
-            } else {
-                None
-            }
-        };
-        let vector = async {
-            match (&query_vector, &self.embedder) {
-                (Some(vector), Some(embedder)) => Some(
-                    self.store
-                        .vector_candidates(
-                            actor,
-                            &plan.query,
-                            vector,
-                            embedder.contract(),
-                            now,
-                            pool,
-                        )
-                        .await,
-                ),
-                _ => None,
-            }
-        };
-        // The same branches again inside the query's hinted period, beside their pools.
+        let vector_query = query_vector.as_deref();
+        // With a hinted read, the same branches again inside the query's hinted period,
+        // beside the first two.
         let hinted = plan.hinted_query(&self.profile);
-        let hinted_pool = self.profile.hinted_pool;
-        let hinted_lexical = async {
+        let hinted_reads = async {
             match &hinted {
-                Some(hinted) if run_lexical => Some(
-                    self.store
-                        .lexical_candidates(actor, hinted, now, hinted_pool)
-                        .await,
-                ),
-                _ => None,
+                Some(hinted) => {
+                    let pool = self.profile.hinted_pool;
+                    self.read_branches(actor, hinted, vector_query, run_lexical, now, pool)
+                        .await
+                }
+                None => (None, None),
             }
         };
-        let hinted_vector = async {
-            match (&hinted, &query_vector, &self.embedder) {
-                (Some(hinted), Some(vector), Some(embedder)) => Some(
-                    self.store
-                        .vector_candidates(
-                            actor,
-                            hinted,
-                            vector,
-                            embedder.contract(),
-                            now,
-                            hinted_pool,
-                        )
-                        .await,
-                ),
-                _ => None,
-            }
-        };
-        let (lexical, vector, hinted_lexical, hinted_vector) =
-            tokio::join!(lexical, vector, hinted_lexical, hinted_vector);
+        let ((lexical, vector), (hinted_lexical, hinted_vector)) = tokio::join!(
+            self.read_branches(actor, &plan.query, vector_query, run_lexical, now, pool),
+            hinted_reads
+        );
         let mut branches = Vec::new();
         if let Some(lexical) = lexical {
             // The full-text branch, when it runs, is required, and so is its hinted read.
@@ -547,6 +508,38 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             query_embedding,
             query_vector,
         })
+    }
+
+    /// The full-text and vector branches' candidates for `query`, `pool` deep, read side
+    /// by side; each `None` when its branch does not run (no full text asked for, or no
+    /// query vector).
+    async fn read_branches(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        query_vector: Option<&[f32]>,
+        run_lexical: bool,
+        now: Timestamp,
+        pool: usize,
+    ) -> (BranchRead, BranchRead) {
+        let lexical = async {
+            if run_lexical {
+                Some(self.store.lexical_candidates(actor, query, now, pool).await)
+            } else {
+                None
+            }
+        };
+        let vector = async {
+            match (query_vector, &self.embedder) {
+                (Some(vector), Some(embedder)) => Some(
+                    self.store
+                        .vector_candidates(actor, query, vector, embedder.contract(), now, pool)
+                        .await,
+                ),
+                _ => None,
+            }
+        };
+        tokio::join!(lexical, vector)
     }
 
     /// The support signal's input ([`mnem_core::signals::Support`]): one store read for

@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_hinted_query_reads_inside_the_hint_and_the_querys_own_bounds() {
-        let yesterday_start = Timestamp::from_seconds(1_710_504_000 - DAY - 12 * 3_600);
+        let yesterday_start = NOW.plus_seconds(-DAY - 12 * 3_600);
         let yesterday_end = yesterday_start.plus_seconds(DAY);
         let plan = RecallPlan::new(RecallQuery::text("ferry yesterday"), NOW);
         let hinted = plan.hinted_query(&hinting(10)).expect("hinted");
