@@ -21,6 +21,7 @@ mod mentions;
 mod migrations;
 mod pack;
 mod prepared;
+mod read_scope;
 mod recall_branches;
 mod rows;
 pub mod testing;
@@ -248,7 +249,7 @@ pub(crate) async fn begin<'c>(
 }
 
 /// Names a transaction's team for the row-level policies.
-const SET_TEAM: &str = "SELECT set_config('mnem.team_id', $1, true)";
+pub(crate) const SET_TEAM: &str = "SELECT set_config('mnem.team_id', $1, true)";
 
 /// A read-only transaction of `team` whose prepared statements run on generic plans,
 /// for reads made only of lookups by key, whose best plan does not hang on the values
@@ -285,6 +286,23 @@ const SET_TEAM_FOR_LOOKUPS: &str = "SELECT set_config('mnem.team_id', $1, true),
 pub(crate) async fn set_team(tx: &Transaction<'_>, team: TeamId) -> Result<()> {
     tx.execute(SET_TEAM, &[&team.0.to_string()]).await.db()?;
     Ok(())
+}
+
+/// Runs `$read` (an expression using `$session`) on the recall's shared read
+/// ([`read_scope`]) when the task has one for `$team`, else in a read-only transaction of
+/// its own, as every read did before.
+macro_rules! scoped_read {
+    ($store:expr, $team:expr, |$session:ident| $read:expr) => {{
+        if let Some(scope) = read_scope::ReadScope::current($team) {
+            let $session = scope.client()?;
+            $read.await
+        } else {
+            let mut client = $store.client().await?;
+            let tx = begin(&mut client, Some($team), true).await?;
+            let $session = &tx;
+            $read.await
+        }
+    }};
 }
 
 /// Serialises the semantic layer's writes within one team (entity resolution, conflicts,
@@ -411,9 +429,9 @@ impl EvidenceStore for PgStore {
         if window == 0 || hits.iter().all(|hit| hit.source_key.is_none()) {
             return Ok(HashMap::new());
         }
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
-        recall_branches::neighbours(&tx, actor, query, now, &hits, window).await
+        scoped_read!(self, actor.team, |session| {
+            recall_branches::neighbours(session, actor, query, now, &hits, window)
+        })
     }
 
     async fn scopes(
@@ -437,9 +455,17 @@ impl EvidenceStore for PgStore {
         max_items: usize,
         known: HashSet<EvidenceId>,
     ) -> Result<MentionRead> {
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
-        mentions::mentioned(&tx, actor, query, now, &keys, max_items, &known).await
+        scoped_read!(self, actor.team, |session| {
+            mentions::mentioned(session, actor, query, now, &keys, max_items, &known)
+        })
+    }
+
+    async fn reading_together<F>(&self, actor: &Actor, reads: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        read_scope::reading_together(&self.pool, actor.team, reads).await
     }
 }
 
@@ -632,9 +658,9 @@ impl GraphStore for PgStore {
         if names.is_empty() {
             return Ok(Vec::new());
         }
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::discovery::entities_named(&tx, actor, &names).await
+        scoped_read!(self, actor.team, |session| {
+            graph::discovery::entities_named(session, actor, &names)
+        })
     }
 
     async fn adjacency(
@@ -647,9 +673,9 @@ impl GraphStore for PgStore {
         if entities.is_empty() {
             return Ok(Vec::new());
         }
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::discovery::adjacency(&tx, actor, &entities, &view, fanout).await
+        scoped_read!(self, actor.team, |session| {
+            graph::discovery::adjacency(session, actor, &entities, &view, fanout)
+        })
     }
 
     async fn graph_vector_seeds(
@@ -661,8 +687,6 @@ impl GraphStore for PgStore {
         min_similarity: f64,
         limit: usize,
     ) -> Result<Vec<(EntityId, f64)>> {
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
         let search = graph::discovery::SeedSearch {
             vector,
             contract,
@@ -670,7 +694,9 @@ impl GraphStore for PgStore {
             limit,
             exact: self.vector_search == VectorSearch::Exact,
         };
-        graph::discovery::graph_vector_seeds(&tx, actor, &search, &view).await
+        scoped_read!(self, actor.team, |session| {
+            graph::discovery::graph_vector_seeds(session, actor, &search, &view)
+        })
     }
 
     async fn evidence_support(
@@ -682,9 +708,9 @@ impl GraphStore for PgStore {
         if evidence.is_empty() {
             return Ok(HashMap::new());
         }
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::discovery::evidence_support(&tx, actor, &evidence, &view).await
+        scoped_read!(self, actor.team, |session| {
+            graph::discovery::evidence_support(session, actor, &evidence, &view)
+        })
     }
 
     async fn edges_supported_by(
@@ -697,9 +723,9 @@ impl GraphStore for PgStore {
         if evidence.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
-        graph::discovery::edges_supported_by(&tx, actor, &evidence, &view, limit).await
+        scoped_read!(self, actor.team, |session| {
+            graph::discovery::edges_supported_by(session, actor, &evidence, &view, limit)
+        })
     }
 
     async fn dream_inputs(&self, actor: &Actor, limit: usize) -> Result<Vec<Relationship>> {

@@ -10,6 +10,7 @@ use mnem_core::{Actor, EvidenceId, RecallQuery, Timestamp};
 use mnem_store::Result;
 use uuid::Uuid;
 
+use crate::prepared::Session;
 use crate::recall_branches::{evidence_columns, push_eligibility, Statement};
 use crate::rows::{col, evidence_from_row, StoredTexts};
 use crate::{param_refs, prepared, DbResult};
@@ -85,7 +86,7 @@ pub(crate) async fn index_all(tx: &tokio_postgres::Transaction<'_>) -> Result<us
 /// those that are eligible for `query` at `now`; the records of those not in `known`.
 /// One statement counts, one finds the eligible items on narrow rows, one reads records.
 pub(crate) async fn mentioned(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,

@@ -10,27 +10,45 @@
 //! whose best plan hangs on a parameter (a limit an index walk is chosen for: the vector
 //! branch, listings) are sent as plain text and planned for their values.
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::{GenericClient, Object, StatementCache, Transaction};
 use mnem_store::Result;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Row, Statement};
 
 use crate::DbResult;
 
+/// Where statements run: a transaction of its own, or a connection already inside one
+/// (a recall's shared read, [`crate::read_scope`]). Either keeps its connection's cache.
+pub trait Session: GenericClient {
+    fn statements(&self) -> &StatementCache;
+}
+
+impl Session for Transaction<'_> {
+    fn statements(&self) -> &StatementCache {
+        &self.statement_cache
+    }
+}
+
+impl Session for Object {
+    fn statements(&self) -> &StatementCache {
+        &self.statement_cache
+    }
+}
+
 /// Statements a connection keeps prepared at most. Every fixed text of the backend fits
 /// many times over; a burst of varying texts costs at most this much server memory.
 const MAX_CACHED: usize = 512;
 
-async fn statement(tx: &Transaction<'_>, sql: &str) -> Result<Statement> {
-    if tx.statement_cache.size() >= MAX_CACHED {
+async fn statement(tx: &impl Session, sql: &str) -> Result<Statement> {
+    if tx.statements().size() >= MAX_CACHED {
         // Dropping the cached statements closes them on the server.
-        tx.statement_cache.clear();
+        tx.statements().clear();
     }
     tx.prepare_cached(sql).await.db()
 }
 
 pub async fn query(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Vec<Row>> {
@@ -39,7 +57,7 @@ pub async fn query(
 }
 
 pub async fn query_one(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Row> {
@@ -48,7 +66,7 @@ pub async fn query_one(
 }
 
 pub async fn query_opt(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Option<Row>> {
@@ -56,11 +74,7 @@ pub async fn query_opt(
     tx.query_opt(&statement, params).await.db()
 }
 
-pub async fn execute(
-    tx: &Transaction<'_>,
-    sql: &str,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<u64> {
+pub async fn execute(tx: &impl Session, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
     let statement = statement(tx, sql).await?;
     tx.execute(&statement, params).await.db()
 }

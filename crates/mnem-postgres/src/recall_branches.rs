@@ -12,6 +12,7 @@ use mnem_core::{
 };
 use mnem_store::{Result, StoreError};
 
+use crate::prepared::Session;
 use crate::rows::{col, evidence_from_row, EVIDENCE_COLUMNS, EVIDENCE_COLUMN_COUNT};
 use crate::{param_refs, prepared, DbResult, Param};
 use mnem_sql::{SqlList, SqlValue};
@@ -256,7 +257,7 @@ const MIN_EF_SEARCH: usize = 100;
 /// HNSW search settings for this transaction: a candidate list at least as long as the
 /// pool (and never shorter than [`MIN_EF_SEARCH`]), and iterative scans that keep walking
 /// the graph until enough rows pass the filters (pgvector 0.8).
-pub async fn tune_vector_scan(tx: &Transaction<'_>, pool: usize) -> Result<()> {
+pub async fn tune_vector_scan(tx: &impl Session, pool: usize) -> Result<()> {
     let ef_search = pool.clamp(MIN_EF_SEARCH, 1000).to_string();
     prepared::execute(
         tx,
@@ -272,7 +273,7 @@ pub async fn tune_vector_scan(tx: &Transaction<'_>, pool: usize) -> Result<()> {
 /// each side. One statement per side for all hits: a lateral index walk from each hit's
 /// position that stops after `window` eligible rows.
 pub async fn neighbours(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
@@ -287,7 +288,9 @@ pub async fn neighbours(
     if window == 0 || grouped.is_empty() {
         return Ok(HashMap::new());
     }
-    for (comparison, direction) in [("<", "DESC"), (">", "ASC")] {
+    // One statement per side; both sent together (tokio-postgres pipelines them), so the
+    // two cost one round trip.
+    let side = |comparison: &str, direction: &str| {
         let mut stmt = Statement::default();
         let ids = stmt.arg(grouped.iter().map(|h| h.id.0).collect::<Vec<uuid::Uuid>>());
         let stamps = stmt.arg(
@@ -322,14 +325,23 @@ pub async fn neighbours(
              ORDER BY h.ord, e.observed_at {direction}, e.evidence_id {direction}",
             columns = evidence_columns(query.known_at),
         );
-        let rows = prepared::query(tx, &stmt.sql, &param_refs(&stmt.params)).await?;
+        stmt
+    };
+    let (before, after) = (side("<", "DESC"), side(">", "ASC"));
+    let (before_params, after_params) = (param_refs(&before.params), param_refs(&after.params));
+    let (before_rows, after_rows) = tokio::try_join!(
+        prepared::query(tx, &before.sql, &before_params),
+        prepared::query(tx, &after.sql, &after_params),
+    )?;
+    for (rows, is_before) in [(before_rows, true), (after_rows, false)] {
         for row in &rows {
             let hit = EvidenceId(col(row, EVIDENCE_COLUMN_COUNT)?);
             let neighbour = evidence_from_row(row)?;
             if let Some(entry) = found.get_mut(&hit) {
-                match direction {
-                    "DESC" => entry.before.push(neighbour),
-                    _ => entry.after.push(neighbour),
+                if is_before {
+                    entry.before.push(neighbour);
+                } else {
+                    entry.after.push(neighbour);
                 }
             }
         }

@@ -301,30 +301,37 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
     pub async fn recall(&self, actor: &Actor, query: RecallQuery) -> Result<Recall> {
         let Gathered {
             plan,
-            branches,
+            mut branches,
             mut degraded,
             query_embedding,
             query_vector,
         } = self.gather(actor, query).await?;
         self.note_degradations(&degraded).await;
-        let ranked = rank_all(branches, &plan, actor, &self.profile);
-        // The hop's and the follow-on read are the windows stage's first reads: timed
-        // with it.
-        let windows_started = Instant::now();
-        let ranked = self.with_hop(actor, &plan, ranked).await?;
-        let (ranked, read) = self.with_followers(actor, &plan, ranked).await?;
-        let hits = self.with_windows(actor, &plan, ranked, read).await?;
-        let windows = if plan.query.window > 0 {
-            windows_started.elapsed()
-        } else {
-            Duration::ZERO
+        // Every read from here to the discovery paths is one the store may answer from
+        // one snapshot (on PostgreSQL, one transaction instead of one per read).
+        let ranked_reads = async {
+            self.attach_support(actor, &plan, &mut branches).await?;
+            let ranked = rank_all(branches, &plan, actor, &self.profile);
+            // The hop's and the follow-on read are the windows stage's first reads: timed
+            // with it.
+            let windows_started = Instant::now();
+            let ranked = self.with_hop(actor, &plan, ranked).await?;
+            let (ranked, read) = self.with_followers(actor, &plan, ranked).await?;
+            let hits = self.with_windows(actor, &plan, ranked, read).await?;
+            let windows = if plan.query.window > 0 {
+                windows_started.elapsed()
+            } else {
+                Duration::ZERO
+            };
+            // Discovery runs only now, on fixed results: it cannot move evidence.
+            let discovery_started = Instant::now();
+            let discovery_paths = self
+                .discover(actor, &plan.query, &hits, query_vector.as_deref())
+                .await?;
+            Ok::<_, ServiceError>((hits, windows, discovery_paths, discovery_started.elapsed()))
         };
-        // Discovery runs only now, on fixed results: it cannot move evidence.
-        let discovery_started = Instant::now();
-        let discovery_paths = self
-            .discover(actor, &plan.query, &hits, query_vector.as_deref())
-            .await?;
-        let discovery = discovery_started.elapsed();
+        let (hits, windows, discovery_paths, discovery) =
+            self.store.reading_together(actor, ranked_reads).await?;
         let (related_hypotheses, community_summaries) = self
             .derived_fields(actor, &plan.query, &hits, &discovery_paths, &mut degraded)
             .await;
@@ -411,11 +418,15 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         actor: &Actor,
         query: RecallQuery,
     ) -> Result<(RecallPlan, Vec<BranchCandidates>)> {
-        let gathered = self.gather(actor, query).await?;
-        Ok((gathered.plan, gathered.branches))
+        let Gathered {
+            plan, mut branches, ..
+        } = self.gather(actor, query).await?;
+        self.attach_support(actor, &plan, &mut branches).await?;
+        Ok((plan, branches))
     }
 
-    /// One clock reading, the query embedding, then both branches side by side.
+    /// One clock reading, the query embedding, then both branches side by side (their
+    /// candidates without the support signal: [`Self::attach_support`] reads it).
     async fn gather(&self, actor: &Actor, query: RecallQuery) -> Result<Gathered> {
         let query = query.validated().map_err(StoreError::from)?;
         let now = self.store.clock().now();
@@ -500,7 +511,6 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
             Some(Err(err)) => degraded.push(degradation(Branch::Vector, err.to_string(), now)),
             None => {}
         }
-        self.attach_support(actor, &plan, &mut branches).await?;
         Ok(Gathered {
             plan,
             branches,

@@ -236,6 +236,24 @@ pub trait EvidenceStore: Send + Sync {
         max_items: usize,
         known: HashSet<EvidenceId>,
     ) -> impl Future<Output = Result<MentionRead>> + Send;
+
+    /// Runs `reads`, the reads a ranked recall makes once its branches are in (the
+    /// support signal, the entity hop, neighbours, discovery), so the backend may answer
+    /// them together: from one snapshot of the team, in one transaction. The default runs
+    /// them as they are. A backend that holds a connection for them serves every read
+    /// `reads` makes of [`EvidenceStore::mentioned`], [`EvidenceStore::neighbours`],
+    /// [`GraphStore::evidence_support`], [`GraphStore::entities_named`],
+    /// [`GraphStore::adjacency`], [`GraphStore::edges_supported_by`] and
+    /// [`GraphStore::graph_vector_seeds`] from it, and `reads` makes no other (another
+    /// would wait for a second connection while holding the first).
+    fn reading_together<F>(&self, actor: &Actor, reads: F) -> impl Future<Output = F::Output> + Send
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        let _ = actor;
+        reads
+    }
 }
 
 /// A relationship proposal with its verification done: the events to append and the

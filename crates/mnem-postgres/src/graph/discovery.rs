@@ -4,14 +4,13 @@
 
 use std::collections::HashMap;
 
-use deadpool_postgres::Transaction;
 use mnem_core::graph::{Adjacency, GraphEdge, Relationship};
 use mnem_core::signals::Support;
 use mnem_core::{Actor, EmbeddingContract, EntityId, EvidenceId, RelationshipId};
 use mnem_store::{GraphView, Result};
 use uuid::Uuid;
 
-use crate::prepared;
+use crate::prepared::{self, Session};
 use crate::recall_branches::{tune_vector_scan, vector_cast};
 use crate::rows::col;
 use crate::{embedding_queue, DbResult};
@@ -21,7 +20,7 @@ use super::relationships::{edges, relationship_from_row, relationships_where};
 
 /// Entities whose normalised name or alias is one of `names`, at most 64.
 pub async fn entities_named(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     names: &[String],
 ) -> Result<Vec<(EntityId, String)>> {
@@ -42,7 +41,7 @@ pub async fn entities_named(
 /// One statement for all the entities (a lateral read per entity) and one supports read
 /// for all their edges: a hop costs three round trips however many entities it has.
 pub async fn adjacency(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     entities: &[EntityId],
     view: &GraphView,
@@ -112,7 +111,7 @@ pub async fn adjacency(
 
 /// Discoverable relationships supported by any of `evidence`, newest first.
 pub async fn edges_supported_by(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     evidence: &[EvidenceId],
     view: &GraphView,
@@ -131,7 +130,7 @@ pub async fn edges_supported_by(
 
 /// The support signal's read ([`mnem_sql::support`]) for `evidence`, in one statement.
 pub async fn evidence_support(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     evidence: &[EvidenceId],
     view: &GraphView,
@@ -164,7 +163,7 @@ pub struct SeedSearch<'a> {
 /// relationships', best similarity per entity; eligibility is read exactly for the few
 /// documents above the floor.
 pub async fn graph_vector_seeds(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     search: &SeedSearch<'_>,
     view: &GraphView,

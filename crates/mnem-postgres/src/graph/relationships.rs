@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 
-use deadpool_postgres::Transaction;
 use mnem_core::graph::{
     EntitySummary, GraphEdge, ObjectSummary, Polarity, Relationship, TypedValue,
 };
@@ -16,7 +15,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::boxed;
-use crate::prepared;
+use crate::prepared::{self, Session};
 use crate::rows::{col, optional_stamp, parsed};
 use crate::{param_refs, Param};
 
@@ -59,7 +58,7 @@ pub fn relationship_from_row(row: &Row) -> Result<Relationship> {
 /// Relationships matching `condition` (SQL appended after the team filter, its
 /// parameters numbered from `$2`).
 pub async fn relationships_where(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     view: &GraphView,
     condition: &str,
@@ -76,7 +75,7 @@ pub async fn relationships_where(
 /// view, visible to the actor) and its predicate's cardinality; drops relationships with
 /// no such support.
 pub async fn edges(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     view: &GraphView,
     relationships: Vec<Relationship>,
@@ -134,7 +133,7 @@ pub async fn edges(
 /// One relationship of the actor's team under the view (`RelationshipNotFound` when it
 /// has none by that id).
 pub async fn relationship(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     id: RelationshipId,
     view: &GraphView,
