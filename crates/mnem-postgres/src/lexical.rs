@@ -27,7 +27,7 @@ use mnem_core::{Actor, Candidate, RecallQuery, Timestamp};
 use mnem_store::{Result, StoreError};
 use uuid::Uuid;
 
-use crate::prepared;
+use crate::prepared::{self, Session};
 use crate::recall_branches::{candidate_from_row, evidence_columns, Statement};
 use crate::rows::{col, StoredTexts};
 use crate::{param_refs, DbResult};
@@ -270,7 +270,7 @@ pub(crate) async fn index_all(tx: &tokio_postgres::Transaction<'_>) -> Result<us
 /// the reads. `prune = false` scores every match (the oracle the pruning is tested
 /// against).
 pub(crate) async fn search(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
@@ -312,7 +312,7 @@ pub(crate) async fn search(
     records(tx, team, query, &docs, &relevance).await
 }
 
-async fn corpus_stats(tx: &Transaction<'_>, team: Uuid) -> Result<Option<CorpusStats>> {
+async fn corpus_stats(tx: &impl Session, team: Uuid) -> Result<Option<CorpusStats>> {
     let row = prepared::query_opt(
         tx,
         "SELECT documents, lexemes FROM text_stats WHERE team_id = $1 AND documents > 0",
@@ -333,7 +333,7 @@ async fn corpus_stats(tx: &Transaction<'_>, team: Uuid) -> Result<Option<CorpusS
 type KnownTerms = HashMap<String, (i64, i64, i64)>;
 
 /// What the team's statistics say of each of `terms` it holds.
-async fn term_stats(tx: &Transaction<'_>, team: Uuid, terms: &[String]) -> Result<KnownTerms> {
+async fn term_stats(tx: &impl Session, team: Uuid, terms: &[String]) -> Result<KnownTerms> {
     let rows = prepared::query(
         tx,
         "SELECT lexeme, documents, max_frequency, min_length FROM term_stats \
@@ -388,7 +388,7 @@ const READ_AT_LEAST: usize = 32;
 /// All of one step's block reads in one statement: each read's blocks in doc order, and
 /// whether they are its term's last.
 async fn read_blocks(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     team: Uuid,
     terms: &[String],
     reads: &[BlockRead],
@@ -440,7 +440,7 @@ async fn read_blocks(
 
 /// The eligible ones among `docs` (all of the team's, for `None`), with their order keys.
 async fn eligible_docs(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     query: &RecallQuery,
     now: Timestamp,
@@ -476,7 +476,7 @@ async fn eligible_docs(
 
 /// The selected documents' full records with their relevance, in the given order.
 async fn records(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     team: Uuid,
     query: &RecallQuery,
     docs: &[i64],

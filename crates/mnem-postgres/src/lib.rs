@@ -251,21 +251,6 @@ pub(crate) async fn begin<'c>(
 /// Names a transaction's team for the row-level policies.
 pub(crate) const SET_TEAM: &str = "SELECT set_config('mnem.team_id', $1, true)";
 
-/// A read-only transaction of `team` whose prepared statements run on generic plans,
-/// for reads made only of lookups by key, whose best plan does not hang on the values
-/// (no limit an index walk is chosen for). The lexical search steps through such
-/// lookups, and PostgreSQL, left to choose, planned two of them afresh on every call
-/// (the term statistics and the block reads, ~0.3 ms a search, more than they ran).
-/// Costs no round trip more than [`begin`]: the plan mode is set with the team.
-pub(crate) async fn begin_lookups(
-    client: &mut deadpool_postgres::Object,
-    team: TeamId,
-) -> Result<deadpool_postgres::Transaction<'_>> {
-    let tx = start(client, true).await?;
-    prepared::execute(&tx, SET_TEAM_FOR_LOOKUPS, &[&team.0.to_string()]).await?;
-    Ok(tx)
-}
-
 /// A transaction with [`begin`]'s isolation: `REPEATABLE READ` when read-only.
 async fn start(
     client: &mut deadpool_postgres::Object,
@@ -278,8 +263,13 @@ async fn start(
     builder.start().await.db()
 }
 
-/// [`SET_TEAM`], and generic plans for the rest of the transaction.
-const SET_TEAM_FOR_LOOKUPS: &str = "SELECT set_config('mnem.team_id', $1, true), \
+/// [`SET_TEAM`], and generic plans for the rest of the transaction: for reads made only of
+/// lookups by key, whose best plan does not hang on the values (no limit an index walk is
+/// chosen for). The lexical search steps through such lookups, and PostgreSQL, left to
+/// choose, planned two of them afresh on every call (the term statistics and the block
+/// reads, ~0.3 ms a search, more than they ran). Sent with the transaction's `START`, it
+/// costs no round trip ([`read_scope::ReadScope::lookups`]).
+pub(crate) const SET_TEAM_FOR_LOOKUPS: &str = "SELECT set_config('mnem.team_id', $1, true), \
      set_config('plan_cache_mode', 'force_generic_plan', true)";
 
 /// Names the transaction's team for the row-level policies.
@@ -408,13 +398,17 @@ impl EvidenceStore for PgStore {
         now: Timestamp,
         pool: usize,
     ) -> Result<Vec<Candidate>> {
-        let mut client = self.client().await?;
         if query.is_listing() {
+            let mut client = self.client().await?;
             let tx = begin(&mut client, Some(actor.team), true).await?;
             return recall_branches::listing(&tx, actor, query, now, pool).await;
         }
-        let tx = begin_lookups(&mut client, actor.team).await?;
-        lexical::search(&tx, actor, query, now, pool, self.prune_lexical).await
+        // A read of its own, opened in one round trip (`read_scope`).
+        let read = read_scope::ReadScope::lookups(&self.pool, actor.team).await?;
+        let found =
+            lexical::search(read.client()?, actor, query, now, pool, self.prune_lexical).await;
+        read.release();
+        found
     }
 
     async fn neighbours(
@@ -926,10 +920,22 @@ impl SearchIndex for PgStore {
         now: Timestamp,
         pool: usize,
     ) -> Result<Vec<Candidate>> {
-        let mut client = self.client().await?;
-        let tx = begin(&mut client, Some(actor.team), true).await?;
         let exact = self.vector_search == VectorSearch::Exact;
-        recall_branches::vector(&tx, actor, query, vector, contract, now, pool, exact).await
+        // A read of its own, opened in one round trip (`read_scope`).
+        let read = read_scope::ReadScope::read(&self.pool, actor.team).await?;
+        let found = recall_branches::vector(
+            read.client()?,
+            actor,
+            query,
+            vector,
+            contract,
+            now,
+            pool,
+            exact,
+        )
+        .await;
+        read.release();
+        found
     }
 
     async fn record_degradation(&self, degradation: Degradation) -> Result<()> {

@@ -2,7 +2,7 @@
 //! each connection, so a later call skips the parse round trip, and PostgreSQL may keep
 //! a generic plan instead of planning every call — it does for most of a recall's
 //! reads, small index lookups that took longer to plan than to run (0.1-0.5 ms each;
-//! see [`crate::begin_lookups`] for the two it would not).
+//! see [`crate::SET_TEAM_FOR_LOOKUPS`] for the two it would not).
 //!
 //! Any text may go through here. Most are one of a few fixed texts; a time view written
 //! into the text or one condition per ref makes texts vary without bound, so a

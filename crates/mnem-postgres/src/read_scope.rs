@@ -8,8 +8,9 @@
 //! [`PgStore::reading_together`](crate::PgStore) opens the scope and runs the reads
 //! inside it; a read method finds it through a task-local ([`ReadScope::current`]) and
 //! otherwise opens a transaction of its own, as before. The branches stay outside: they
-//! run side by side on connections of their own, and the full-text one plans its lookups
-//! generically for its transaction only ([`crate::begin_lookups`]).
+//! run side by side on connections of their own, each in a [`ReadScope`] of its own
+//! opened the same way (the full-text one with generic plans, [`ReadScope::lookups`],
+//! for its transaction only).
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use deadpool_postgres::{Object, Pool};
 use mnem_core::TeamId;
 use mnem_store::{Result, StoreError};
 
-use crate::{DbResult, SET_TEAM};
+use crate::{DbResult, SET_TEAM, SET_TEAM_FOR_LOOKUPS};
 
 tokio::task_local! {
     static SCOPE: Arc<ReadScope>;
@@ -38,9 +39,20 @@ pub(crate) struct ReadScope {
 }
 
 impl ReadScope {
-    /// Checks out a connection and opens the transaction: `START` and the team's
-    /// setting are sent together, so they cost one round trip.
-    async fn open(pool: &Pool, team: TeamId) -> Result<Self> {
+    /// A read-only transaction of `team` on a connection of its own.
+    pub(crate) async fn read(pool: &Pool, team: TeamId) -> Result<Self> {
+        Self::open(pool, team, SET_TEAM).await
+    }
+
+    /// [`ReadScope::read`] whose prepared statements run on generic plans (see
+    /// [`crate::SET_TEAM_FOR_LOOKUPS`]): for the full-text branch.
+    pub(crate) async fn lookups(pool: &Pool, team: TeamId) -> Result<Self> {
+        Self::open(pool, team, SET_TEAM_FOR_LOOKUPS).await
+    }
+
+    /// Checks out a connection and opens the transaction: `START` and `settings` (which
+    /// names the team) are sent together, so they cost one round trip.
+    async fn open(pool: &Pool, team: TeamId, settings: &str) -> Result<Self> {
         let connection = pool.get().await.map_err(StoreError::backend)?;
         let scope = ReadScope {
             team,
@@ -48,7 +60,7 @@ impl ReadScope {
             ended: false,
         };
         let client = scope.client()?;
-        let set_team = client.prepare_cached(SET_TEAM).await.db()?;
+        let set_team = client.prepare_cached(settings).await.db()?;
         let team_text = team.0.to_string();
         let set_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&team_text];
         // tokio-postgres sends each request when first polled and answers them in
@@ -74,6 +86,13 @@ impl ReadScope {
             .try_with(Arc::clone)
             .ok()
             .filter(|scope| scope.team == team)
+    }
+
+    /// Ends the transaction without waiting for it: a task sends the rollback (~0.2 ms)
+    /// and returns the connection. Should that task never run (the runtime stops), the
+    /// scope drops unended and its connection is closed, not pooled.
+    pub(crate) fn release(self) {
+        tokio::spawn(self.end());
     }
 
     /// Ends the transaction (a read-only one: rolling back commits nothing it would
@@ -104,7 +123,7 @@ pub(crate) async fn reading_together<F: std::future::Future>(
     team: TeamId,
     reads: F,
 ) -> F::Output {
-    let scope = match ReadScope::open(pool, team).await {
+    let scope = match ReadScope::read(pool, team).await {
         Ok(scope) => Arc::new(scope),
         Err(err) => {
             tracing::debug!(%err, "recall reads without a shared transaction");
@@ -112,12 +131,10 @@ pub(crate) async fn reading_together<F: std::future::Future>(
         }
     };
     let output = SCOPE.scope(Arc::clone(&scope), reads).await;
-    // The reads are done and hold no clone. The rollback's round trip (~0.2 ms) is not
-    // the recall's to wait for: a task ends the transaction and returns the connection.
-    // Should that task never run (the runtime stops), the scope drops unended and its
-    // connection is closed, not pooled.
+    // The reads are done and hold no clone (were one kept, its drop would close the
+    // connection).
     if let Ok(scope) = Arc::try_unwrap(scope) {
-        tokio::spawn(scope.end());
+        scope.release();
     }
     output
 }

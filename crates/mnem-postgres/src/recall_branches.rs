@@ -132,7 +132,7 @@ pub async fn listing(
 
 /// Runs a candidate statement: full evidence columns, then the relevance.
 async fn query_candidates(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     sql: &str,
     params: &[Param],
 ) -> Result<Vec<Candidate>> {
@@ -164,7 +164,7 @@ pub fn vector_cast(dims: usize) -> String {
 /// every eligible vector.
 #[allow(clippy::too_many_arguments)]
 pub async fn vector(
-    tx: &Transaction<'_>,
+    tx: &impl Session,
     actor: &Actor,
     query: &RecallQuery,
     query_vector: &[f32],
