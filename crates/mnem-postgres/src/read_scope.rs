@@ -1,9 +1,9 @@
 //! A recall's reads after its branches (the support signal, the entity hop, neighbours,
 //! discovery) in one read-only transaction: one snapshot for all of them, and one
-//! transaction's round trips instead of one transaction per read. Each transaction costs
-//! a `START` and the team's `set_config` before its first statement; a recall made
-//! about five of them, the bulk of a PostgreSQL recall's wall time at 10k (a loopback
-//! round trip is ~0.12 ms, `pgbench` `SELECT 1`).
+//! transaction's round trips instead of one transaction per read. Each transaction cost
+//! a `START` and the team's `set_config` before its first statement (a loopback round
+//! trip is ~0.12 ms, `pgbench` `SELECT 1`), and a recall opened about six: sharing one
+//! took 1.2 ms off a 6.7 ms lexical recall at 10k (`bench`, alternating per recall).
 //!
 //! [`PgStore::reading_together`](crate::PgStore) opens the scope and runs the reads
 //! inside it; a read method finds it through a task-local ([`ReadScope::current`]) and
