@@ -20,6 +20,17 @@ async fn fresh() -> Option<(Config, PgStore)> {
     Some((config, store))
 }
 
+/// A store on a fresh database with a pool of one connection: every call after another
+/// gets the connection the one before left behind.
+async fn fresh_with_one_connection() -> Option<PgStore> {
+    let url = testing::url()?;
+    let config = testing::fresh_database(&url).await.expect("fresh database");
+    let store = PgStore::connect_config(config, Arc::new(SystemClock), 1)
+        .await
+        .expect("connect");
+    Some(store)
+}
+
 /// Marks a test's own statement sent as the application role, which
 /// `tests/distribution.rs` does not hold to the backend's rules.
 const TEST_PROBE: &str = "/* test probe */";
@@ -715,13 +726,10 @@ async fn a_read_sees_one_snapshot_while_another_connection_writes() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn answers_hold_while_a_connection_cycles_through_more_statements_than_it_keeps() {
-    let Some((config, _)) = fresh().await else {
+    // One connection, so every read below goes through one statement cache.
+    let Some(store) = fresh_with_one_connection().await else {
         return;
     };
-    // One connection, so every read below goes through one statement cache.
-    let store = PgStore::connect_config(config, Arc::new(SystemClock), 1)
-        .await
-        .expect("connect");
     let actor = store.open_team("cycling").await.unwrap();
     let mut written = Vec::new();
     for text in ["the kettle is in the shed", "the shed key is blue", "tea"] {
@@ -805,13 +813,10 @@ async fn a_recalls_reads_after_its_branches_share_one_snapshot() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
 async fn a_cancelled_shared_read_never_returns_its_open_transaction_to_the_pool() {
-    let Some((config, _)) = fresh().await else {
+    // One connection: whatever the cancelled scope leaves behind, the next caller gets.
+    let Some(store) = fresh_with_one_connection().await else {
         return;
     };
-    // One connection: whatever the cancelled scope leaves behind, the next caller gets.
-    let store = PgStore::connect_config(config, Arc::new(SystemClock), 1)
-        .await
-        .expect("connect");
     let actor = store.open_team("cancelled-read").await.unwrap();
     let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
     let cancelled = tokio::time::timeout(
