@@ -17,12 +17,12 @@ mod lexical;
 mod mentions;
 mod migrations;
 mod pack;
+mod read_scope;
 mod recall_branches;
 mod rows;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use graph::SqliteRows;
@@ -52,6 +52,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 pub use migrations::SCHEMA_VERSION;
+use read_scope::{ReadScope, Readers};
 use rows::{evidence_from_row, UuidBytes, EVIDENCE_COLUMNS, EVIDENCE_FROM};
 
 /// The profile `open_team` creates with a team and acts as.
@@ -102,14 +103,13 @@ const READERS: usize = 4;
 
 /// A SQLite-backed evidence store. Cheap to clone; clones share one writer connection and
 /// a few readers, and every call runs on tokio's blocking pool so an async caller is never
-/// stalled by disk I/O.
+/// stalled by disk I/O (except a recall's short reads after its branches, in
+/// [`EvidenceStore::reading_together`]: see `read_scope`).
 #[derive(Clone)]
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
-    /// Empty for an in-memory store (another connection would be another database):
-    /// reads then use the writer.
-    readers: Arc<[Mutex<Connection>]>,
-    next_reader: Arc<AtomicUsize>,
+    /// Empty for an in-memory store: reads then use the writer.
+    readers: Readers,
     clock: Arc<dyn Clock>,
     /// Approximate vector search for teams with at least this many vectors; `None` scans
     /// exactly.
@@ -165,10 +165,10 @@ impl SqliteStore {
                 read_through_memory_map(&reader)?;
                 keep_plans_stable(&reader)?;
                 reader.busy_timeout(BUSY_TIMEOUT).db()?;
-                Ok(Mutex::new(reader))
+                Ok(reader)
             })
             .collect::<Result<Vec<_>>>()?;
-        store.readers = readers.into();
+        store.readers = Readers::new(readers);
         store.vector_dir = Some(vector_index_dir(path));
         Ok(store)
     }
@@ -191,8 +191,7 @@ impl SqliteStore {
         migrations::migrate(&mut conn)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
-            readers: Arc::new([]),
-            next_reader: Arc::new(AtomicUsize::new(0)),
+            readers: Readers::default(),
             clock,
             ann: None,
             vector_dir: None,
@@ -279,31 +278,24 @@ impl SqliteStore {
         .map_err(StoreError::backend)?
     }
 
-    /// Runs read-only `work` on a free reader connection (or the writer, in memory), in
-    /// one read transaction ([`in_snapshot`]).
+    /// Runs read-only `work` in one read transaction ([`in_snapshot`]): inside a
+    /// [`EvidenceStore::reading_together`] scope on its connection, right here; otherwise
+    /// on a free reader connection (or the writer, in memory) on the blocking pool.
     async fn with_reader<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
+        if ReadScope::is_open() {
+            return ReadScope::run(work);
+        }
         if self.readers.is_empty() {
             return self.with_conn(|conn| in_snapshot(conn, work)).await;
         }
-        let readers = Arc::clone(&self.readers);
-        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
-        tokio::task::spawn_blocking(move || {
-            let count = readers.len();
-            let free = (0..count).find_map(|i| readers[(start + i) % count].try_lock().ok());
-            let mut guard = match free {
-                Some(guard) => guard,
-                None => readers[start % count]
-                    .lock()
-                    .map_err(|_| StoreError::Backend("sqlite reader lock poisoned".into()))?,
-            };
-            in_snapshot(&mut guard, work)
-        })
-        .await
-        .map_err(StoreError::backend)?
+        let readers = self.readers.clone();
+        tokio::task::spawn_blocking(move || in_snapshot(&mut readers.take_blocking(), work))
+            .await
+            .map_err(StoreError::backend)?
     }
 
     /// Runs `work` in one write transaction (taking the write lock up front, so a
@@ -477,6 +469,14 @@ impl EvidenceStore for SqliteStore {
             mentions::mentioned(conn, &actor, &query, now, &keys, max_items, &known).db()
         })
         .await
+    }
+
+    async fn reading_together<F>(&self, _actor: &Actor, reads: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        ReadScope::reading_together(&self.readers, reads).await
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use mnem_core::{ManualClock, NewEvidence, RecallQuery, Timestamp};
+use mnem_core::{Actor, Evidence, ManualClock, NewEvidence, RecallQuery, Timestamp};
 use mnem_service::Memory;
 use mnem_sqlite::{SqliteStore, SCHEMA_VERSION};
 use mnem_store::{EvidenceStore, StoreError, SystemClock};
@@ -195,4 +195,77 @@ async fn a_write_while_another_process_holds_the_lock_is_busy_then_succeeds() {
         .remember(&actor, NewEvidence::new("written while locked"))
         .await;
     assert!(stored.is_ok(), "{stored:?}");
+}
+
+fn turn(n: i64) -> NewEvidence {
+    let mut new = NewEvidence::new(format!("turn {n} of the conversation"));
+    new.source_key = Some("conversation".into());
+    new.observed_at = Some(Timestamp::from_seconds(1_767_225_600 + n));
+    new
+}
+
+/// The texts after `hit` in its group, as the windows read them.
+async fn read_after(store: &SqliteStore, actor: &Actor, hit: &Evidence) -> Vec<String> {
+    let mut read = store
+        .neighbours(
+            actor,
+            &RecallQuery::text("conversation"),
+            store.clock().now(),
+            vec![hit.clone()],
+            2,
+        )
+        .await
+        .expect("neighbours");
+    read.remove(&hit.id)
+        .map(|found| found.after.into_iter().map(|e| e.content).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_recalls_reads_after_its_branches_share_one_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("mnem.db"), clock()).unwrap();
+    let actor = store.open_team("shared-read").await.unwrap();
+    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let (before, during) = store
+        .reading_together(&actor, async {
+            let before = read_after(&store, &actor, &first).await;
+            // Committed by the writer while the scope is open.
+            store.remember(&actor, turn(2)).await.unwrap();
+            (before, read_after(&store, &actor, &first).await)
+        })
+        .await;
+    assert_eq!(before, Vec::<String>::new());
+    // Each read in a transaction of its own would see turn 2 here.
+    assert_eq!(during, Vec::<String>::new());
+    let after = read_after(&store, &actor, &first).await;
+    assert_eq!(after, vec!["turn 2 of the conversation".to_string()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_shared_read_leaves_no_reader_inside_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("mnem.db"), clock()).unwrap();
+    let actor = store.open_team("cancelled-read").await.unwrap();
+    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let cancelled = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        store.reading_together(&actor, async {
+            read_after(&store, &actor, &first).await;
+            std::future::pending::<()>().await
+        }),
+    )
+    .await;
+    assert!(cancelled.is_err(), "the scoped reads were cut off");
+    store.remember(&actor, turn(2)).await.unwrap();
+    // Reads take the reader connections in turn, so these reach every one of them; one
+    // left inside the cancelled scope's transaction would still show its old snapshot.
+    for read in 0..8 {
+        let after = read_after(&store, &actor, &first).await;
+        assert_eq!(
+            after,
+            vec!["turn 2 of the conversation".to_string()],
+            "read {read}"
+        );
+    }
 }

@@ -1,0 +1,143 @@
+//! The reader connections, and a recall's reads after its branches (the support signal,
+//! the entity hop, neighbours, discovery) on one of them, in one read transaction, run
+//! where the recall runs.
+//!
+//! A read on its own goes to tokio's blocking pool ([`SqliteStore::with_reader`]): a
+//! thread is woken for it and the recall's task is woken again when it is done. Those
+//! handoffs cost more than the reads: in a profile of `mnem serve` answering real
+//! questions over 45k turns, futex wake-ups and scheduling were about a quarter of the
+//! process's CPU, and the four or so reads after the branches each paid two. Inside
+//! [`SqliteStore::reading_together`] a read runs on the scope's connection directly, on
+//! the thread polling the recall: they are short indexed reads of a file the process
+//! has mapped (the search itself, the long one, stays a branch on the blocking pool), so
+//! the thread is held about as long as by the ranking code between them. One snapshot
+//! for all of them, as on PostgreSQL.
+//!
+//! [`SqliteStore::with_reader`]: crate::SqliteStore
+//! [`SqliteStore::reading_together`]: crate::SqliteStore
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use mnem_store::{Result, StoreError};
+use rusqlite::Connection;
+use tokio::sync::{Mutex, MutexGuard, OwnedMutexGuard};
+
+use crate::{in_snapshot, DbResult};
+
+tokio::task_local! {
+    static SCOPE: RefCell<ReadScope>;
+}
+
+/// The read-only connections a file-backed store opens beside its writer; empty for an
+/// in-memory store (another connection would be another database).
+#[derive(Clone, Default)]
+pub(crate) struct Readers {
+    connections: Arc<[Arc<Mutex<Connection>>]>,
+    /// Where the next read starts looking for a free connection, so reads spread.
+    next: Arc<AtomicUsize>,
+}
+
+impl Readers {
+    pub(crate) fn new(connections: Vec<Connection>) -> Self {
+        Self {
+            connections: connections
+                .into_iter()
+                .map(|conn| Arc::new(Mutex::new(conn)))
+                .collect(),
+            next: Arc::default(),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.connections.is_empty()
+    }
+
+    /// A free connection, else (all busy) the next one's turn: for a blocking thread.
+    pub(crate) fn take_blocking(&self) -> MutexGuard<'_, Connection> {
+        let start = self.start();
+        self.free(start)
+            .unwrap_or_else(|| self.connections[start].blocking_lock())
+    }
+
+    /// [`Readers::take_blocking`] for a task: waits without holding a thread.
+    async fn take(&self) -> OwnedMutexGuard<Connection> {
+        let start = self.start();
+        let count = self.connections.len();
+        let free = (0..count).find_map(|i| {
+            Arc::clone(&self.connections[(start + i) % count])
+                .try_lock_owned()
+                .ok()
+        });
+        match free {
+            Some(free) => free,
+            None => Arc::clone(&self.connections[start]).lock_owned().await,
+        }
+    }
+
+    fn free(&self, start: usize) -> Option<MutexGuard<'_, Connection>> {
+        let count = self.connections.len();
+        (0..count).find_map(|i| self.connections[(start + i) % count].try_lock().ok())
+    }
+
+    fn start(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed) % self.connections.len()
+    }
+}
+
+/// One reader connection inside one read transaction. Dropping it ends the transaction,
+/// whether the reads finished, failed, panicked or were cancelled: a connection never
+/// goes back to the readers with a snapshot open (it would pin the WAL and show the next
+/// caller old data).
+pub(crate) struct ReadScope {
+    connection: OwnedMutexGuard<Connection>,
+}
+
+impl Drop for ReadScope {
+    fn drop(&mut self) {
+        // Nothing was written: ending either way only releases the snapshot. A failure
+        // here leaves the transaction open, and the connection's next read (`in_snapshot`)
+        // would run inside it; SQLite only fails to roll back a read on a closed handle.
+        let _ = self
+            .connection
+            .prepare_cached("ROLLBACK")
+            .and_then(|mut statement| statement.execute([]));
+    }
+}
+
+impl ReadScope {
+    async fn open(readers: &Readers) -> Result<Self> {
+        let connection = readers.take().await;
+        connection.prepare_cached("BEGIN").db()?.execute([]).db()?;
+        Ok(Self { connection })
+    }
+
+    /// Runs `reads` with every read of this store inside one scope, when the store has
+    /// reader connections and no scope is open yet; otherwise (or if the transaction
+    /// cannot begin, which each read will then report itself) as they are.
+    pub(crate) async fn reading_together<F: std::future::Future>(
+        readers: &Readers,
+        reads: F,
+    ) -> F::Output {
+        if readers.is_empty() || Self::is_open() {
+            return reads.await;
+        }
+        match Self::open(readers).await {
+            Ok(scope) => SCOPE.scope(RefCell::new(scope), reads).await,
+            Err(_) => reads.await,
+        }
+    }
+
+    /// Whether the running task is inside a scope.
+    pub(crate) fn is_open() -> bool {
+        SCOPE.try_with(|_| ()).is_ok()
+    }
+
+    /// Runs `work` on the open scope's connection, inside its transaction.
+    pub(crate) fn run<T>(work: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        SCOPE
+            .try_with(|scope| in_snapshot(&mut scope.borrow_mut().connection, work))
+            .map_err(|_| StoreError::Backend("no read scope is open".into()))?
+    }
+}
