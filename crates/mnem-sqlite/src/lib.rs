@@ -287,7 +287,7 @@ impl SqliteStore {
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
         if ReadScope::is_open() {
-            return ReadScope::run(work);
+            return ReadScope::read(work).await;
         }
         if self.readers.is_empty() {
             return self.with_conn(|conn| in_snapshot(conn, work)).await;

@@ -269,3 +269,28 @@ async fn a_cancelled_shared_read_leaves_no_reader_inside_its_snapshot() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_long_shared_read_lets_the_threads_other_tasks_run() {
+    // One thread: a task spawned beside the scope runs only when the scope's reads yield.
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("mnem.db"), clock()).unwrap();
+    let actor = store.open_team("long-read").await.unwrap();
+    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let other_ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&other_ran);
+    tokio::spawn(async move { flag.store(true, std::sync::atomic::Ordering::SeqCst) });
+    let ran_during = store
+        .reading_together(&actor, async {
+            let started = std::time::Instant::now();
+            while started.elapsed() < std::time::Duration::from_millis(20) {
+                read_after(&store, &actor, &first).await;
+            }
+            other_ran.load(std::sync::atomic::Ordering::SeqCst)
+        })
+        .await;
+    assert!(
+        ran_during,
+        "20 ms of scoped reads never let the other task run"
+    );
+}
