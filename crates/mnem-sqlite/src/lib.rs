@@ -286,7 +286,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
-        if ReadScope::is_open() {
+        if ReadScope::is_open_for(&self.readers) {
             return ReadScope::read(work).await;
         }
         if self.readers.is_empty() {

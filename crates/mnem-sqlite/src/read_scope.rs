@@ -93,6 +93,8 @@ impl Readers {
 /// goes back to the readers with a snapshot open (it would pin the WAL and show the next
 /// caller old data).
 pub(crate) struct ReadScope {
+    /// The readers it was taken from: another store's reads never use it.
+    owner: Arc<[Arc<Mutex<Connection>>]>,
     connection: OwnedMutexGuard<Connection>,
     /// Since when the scope's reads have held their thread without a yield.
     turn_started: Instant,
@@ -118,6 +120,7 @@ impl ReadScope {
         let connection = readers.take().await;
         connection.prepare_cached("BEGIN").db()?.execute([]).db()?;
         Ok(Self {
+            owner: Arc::clone(&readers.connections),
             connection,
             turn_started: Instant::now(),
         })
@@ -130,7 +133,7 @@ impl ReadScope {
         readers: &Readers,
         reads: F,
     ) -> F::Output {
-        if readers.is_empty() || Self::is_open() {
+        if readers.is_empty() || Self::is_open_for(readers) {
             return reads.await;
         }
         match Self::open(readers).await {
@@ -139,16 +142,20 @@ impl ReadScope {
         }
     }
 
-    /// Whether the running task is inside a scope.
-    pub(crate) fn is_open() -> bool {
-        SCOPE.try_with(|_| ()).is_ok()
+    /// Whether the running task is inside a scope taken from `readers` (a process may
+    /// open several stores; one's scope is another file).
+    pub(crate) fn is_open_for(readers: &Readers) -> bool {
+        SCOPE
+            .try_with(|scope| Arc::ptr_eq(&scope.borrow().owner, &readers.connections))
+            .unwrap_or(false)
     }
 
-    /// Runs `work` on the open scope's connection, inside its transaction. A scoped read
-    /// never waits, so the reads would hold their thread from the first to the last
-    /// (discovery's second hop reads for up to 50 ms): once they have held it for
-    /// [`TURN`], the thread's other tasks get a turn, as they did while each read waited
-    /// on the pool. Yielding after every read instead cost ~0.1 ms of a 3.2 ms recall.
+    /// Runs `work` on the open scope's connection (see [`ReadScope::is_open_for`]), inside
+    /// its transaction. A scoped read never waits, so the reads would hold their thread
+    /// from the first to the last (discovery's second hop reads for up to 50 ms): once
+    /// they have held it for [`TURN`], the thread's other tasks get a turn, as they did
+    /// while each read waited on the pool. Yielding after every read instead cost ~0.1 ms
+    /// of a 3.2 ms recall.
     pub(crate) async fn read<T>(work: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
         let (out, yield_turn) = SCOPE
             .try_with(|scope| {

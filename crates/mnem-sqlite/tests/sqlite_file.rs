@@ -294,3 +294,26 @@ async fn a_long_shared_read_lets_the_threads_other_tasks_run() {
         "20 ms of scoped reads never let the other task run"
     );
 }
+
+#[tokio::test]
+async fn a_shared_read_of_one_store_never_answers_another_stores_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let scoped = SqliteStore::open(&dir.path().join("scoped.db"), clock()).unwrap();
+    let other = SqliteStore::open(&dir.path().join("other.db"), clock()).unwrap();
+    let scoped_actor = scoped.open_team("scoped").await.unwrap();
+    let other_actor = other.open_team("other").await.unwrap();
+    scoped.remember(&scoped_actor, turn(1)).await.unwrap();
+    let first = other
+        .remember(&other_actor, turn(1))
+        .await
+        .unwrap()
+        .evidence;
+    other.remember(&other_actor, turn(2)).await.unwrap();
+    let read = scoped
+        .reading_together(&scoped_actor, async {
+            read_after(&other, &other_actor, &first).await
+        })
+        .await;
+    // Read on the scoped store's file, the other store's team has no rows at all.
+    assert_eq!(read, vec!["turn 2 of the conversation".to_string()]);
+}
