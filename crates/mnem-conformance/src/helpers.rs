@@ -13,7 +13,7 @@ use mnem_core::{
 };
 use mnem_embed::Embedder;
 use mnem_service::Memory;
-use mnem_store::{GraphStore, SearchIndex};
+use mnem_store::{EvidenceStore, GraphStore, SearchIndex};
 
 /// What a backend must be to run the suite: both storage traits, cheaply cloneable.
 pub trait Backend: GraphStore + SearchIndex + Clone {}
@@ -225,4 +225,34 @@ pub async fn an_optional_branch_fails_quietly<S: GraphStore + SearchIndex>(
         .expect("read")
         .expect("recorded");
     assert_eq!(recorded.branch, branch);
+}
+
+/// Turn `n` of one conversation (source group `conversation`), stamped `n` seconds into
+/// 2026: for the backends' own tests of a recall's reads.
+pub fn conversation_turn(n: i64) -> NewEvidence {
+    let mut new = NewEvidence::new(format!("turn {n} of the conversation"));
+    new.source_key = Some("conversation".into());
+    new.observed_at = Some(Timestamp::from_seconds(1_767_225_600 + n));
+    new
+}
+
+/// The texts after `hit` in its group, as the windows read them.
+pub async fn texts_after<S: EvidenceStore>(
+    store: &S,
+    actor: &Actor,
+    hit: &Evidence,
+) -> Vec<String> {
+    let mut read = store
+        .neighbours(
+            actor,
+            &RecallQuery::text("conversation"),
+            store.clock().now(),
+            vec![hit.clone()],
+            2,
+        )
+        .await
+        .expect("neighbours");
+    read.remove(&hit.id)
+        .map(|found| found.after.into_iter().map(|e| e.content).collect())
+        .unwrap_or_default()
 }

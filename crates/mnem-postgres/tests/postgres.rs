@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use mnem_core::{EmbeddingContract, Evidence, NewEvidence, RecallQuery, Timestamp};
+use mnem_conformance::helpers::{conversation_turn, texts_after};
+use mnem_core::{EmbeddingContract, NewEvidence, RecallQuery, Timestamp};
 use mnem_postgres::{testing, PgStore, VectorSearch, APP_ROLE};
 use mnem_store::{DocumentTarget, EvidenceStore, SearchIndex, SystemClock};
 use tokio_postgres::{Config, NoTls};
@@ -763,29 +764,6 @@ async fn answers_hold_while_a_connection_cycles_through_more_statements_than_it_
 }
 
 /// Turn `n` of one conversation, observed `n` seconds into 2026.
-fn turn(n: i64) -> NewEvidence {
-    let mut new = NewEvidence::new(format!("turn {n} of the conversation"));
-    new.source_key = Some("conversation".into());
-    new.observed_at = Some(Timestamp::from_seconds(1_767_225_600 + n));
-    new
-}
-
-/// The texts after `hit` in its group, as the windows read them.
-async fn read_after(store: &PgStore, actor: &mnem_core::Actor, hit: &Evidence) -> Vec<String> {
-    let mut read = store
-        .neighbours(
-            actor,
-            &RecallQuery::text("conversation"),
-            store.clock().now(),
-            vec![hit.clone()],
-            2,
-        )
-        .await
-        .expect("neighbours");
-    read.remove(&hit.id)
-        .map(|found| found.after.into_iter().map(|e| e.content).collect())
-        .unwrap_or_default()
-}
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
@@ -794,19 +772,23 @@ async fn a_recalls_reads_after_its_branches_share_one_snapshot() {
         return;
     };
     let actor = store.open_team("shared-read").await.unwrap();
-    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let first = store
+        .remember(&actor, conversation_turn(1))
+        .await
+        .unwrap()
+        .evidence;
     let (before, during) = store
         .reading_together(&actor, async {
-            let before = read_after(&store, &actor, &first).await;
+            let before = texts_after(&store, &actor, &first).await;
             // Committed on another connection while the scope is open.
-            store.remember(&actor, turn(2)).await.unwrap();
-            (before, read_after(&store, &actor, &first).await)
+            store.remember(&actor, conversation_turn(2)).await.unwrap();
+            (before, texts_after(&store, &actor, &first).await)
         })
         .await;
     assert_eq!(before, Vec::<String>::new());
     // Each read in a transaction of its own would see turn 2 here.
     assert_eq!(during, Vec::<String>::new());
-    let after = read_after(&store, &actor, &first).await;
+    let after = texts_after(&store, &actor, &first).await;
     assert_eq!(after, vec!["turn 2 of the conversation".to_string()]);
 }
 
@@ -818,11 +800,15 @@ async fn a_cancelled_shared_read_never_returns_its_open_transaction_to_the_pool(
         return;
     };
     let actor = store.open_team("cancelled-read").await.unwrap();
-    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let first = store
+        .remember(&actor, conversation_turn(1))
+        .await
+        .unwrap()
+        .evidence;
     let cancelled = tokio::time::timeout(
         std::time::Duration::from_millis(300),
         store.reading_together(&actor, async {
-            read_after(&store, &actor, &first).await;
+            texts_after(&store, &actor, &first).await;
             std::future::pending::<()>().await
         }),
     )
@@ -831,9 +817,9 @@ async fn a_cancelled_shared_read_never_returns_its_open_transaction_to_the_pool(
     // Pooled inside its read-only transaction, the connection would refuse this write
     // and keep showing the old snapshot.
     store
-        .remember(&actor, turn(2))
+        .remember(&actor, conversation_turn(2))
         .await
         .expect("a write after the cancelled read");
-    let after = read_after(&store, &actor, &first).await;
+    let after = texts_after(&store, &actor, &first).await;
     assert_eq!(after, vec!["turn 2 of the conversation".to_string()]);
 }

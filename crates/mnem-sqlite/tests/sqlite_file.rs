@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use mnem_core::{Actor, Evidence, ManualClock, NewEvidence, RecallQuery, Timestamp};
+use mnem_conformance::helpers::{conversation_turn, texts_after};
+use mnem_core::{ManualClock, NewEvidence, RecallQuery, Timestamp};
 use mnem_service::Memory;
 use mnem_sqlite::{SqliteStore, SCHEMA_VERSION};
 use mnem_store::{EvidenceStore, StoreError, SystemClock};
@@ -197,48 +198,28 @@ async fn a_write_while_another_process_holds_the_lock_is_busy_then_succeeds() {
     assert!(stored.is_ok(), "{stored:?}");
 }
 
-fn turn(n: i64) -> NewEvidence {
-    let mut new = NewEvidence::new(format!("turn {n} of the conversation"));
-    new.source_key = Some("conversation".into());
-    new.observed_at = Some(Timestamp::from_seconds(1_767_225_600 + n));
-    new
-}
-
-/// The texts after `hit` in its group, as the windows read them.
-async fn read_after(store: &SqliteStore, actor: &Actor, hit: &Evidence) -> Vec<String> {
-    let mut read = store
-        .neighbours(
-            actor,
-            &RecallQuery::text("conversation"),
-            store.clock().now(),
-            vec![hit.clone()],
-            2,
-        )
-        .await
-        .expect("neighbours");
-    read.remove(&hit.id)
-        .map(|found| found.after.into_iter().map(|e| e.content).collect())
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn a_recalls_reads_after_its_branches_share_one_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("mnem.db"), clock()).unwrap();
     let actor = store.open_team("shared-read").await.unwrap();
-    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let first = store
+        .remember(&actor, conversation_turn(1))
+        .await
+        .unwrap()
+        .evidence;
     let (before, during) = store
         .reading_together(&actor, async {
-            let before = read_after(&store, &actor, &first).await;
+            let before = texts_after(&store, &actor, &first).await;
             // Committed by the writer while the scope is open.
-            store.remember(&actor, turn(2)).await.unwrap();
-            (before, read_after(&store, &actor, &first).await)
+            store.remember(&actor, conversation_turn(2)).await.unwrap();
+            (before, texts_after(&store, &actor, &first).await)
         })
         .await;
     assert_eq!(before, Vec::<String>::new());
     // Each read in a transaction of its own would see turn 2 here.
     assert_eq!(during, Vec::<String>::new());
-    let after = read_after(&store, &actor, &first).await;
+    let after = texts_after(&store, &actor, &first).await;
     assert_eq!(after, vec!["turn 2 of the conversation".to_string()]);
 }
 
@@ -247,21 +228,25 @@ async fn a_cancelled_shared_read_leaves_no_reader_inside_its_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("mnem.db"), clock()).unwrap();
     let actor = store.open_team("cancelled-read").await.unwrap();
-    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let first = store
+        .remember(&actor, conversation_turn(1))
+        .await
+        .unwrap()
+        .evidence;
     let cancelled = tokio::time::timeout(
         std::time::Duration::from_millis(300),
         store.reading_together(&actor, async {
-            read_after(&store, &actor, &first).await;
+            texts_after(&store, &actor, &first).await;
             std::future::pending::<()>().await
         }),
     )
     .await;
     assert!(cancelled.is_err(), "the scoped reads were cut off");
-    store.remember(&actor, turn(2)).await.unwrap();
+    store.remember(&actor, conversation_turn(2)).await.unwrap();
     // Reads take the reader connections in turn, so these reach every one of them; one
     // left inside the cancelled scope's transaction would still show its old snapshot.
     for read in 0..8 {
-        let after = read_after(&store, &actor, &first).await;
+        let after = texts_after(&store, &actor, &first).await;
         assert_eq!(
             after,
             vec!["turn 2 of the conversation".to_string()],
@@ -276,7 +261,11 @@ async fn a_long_shared_read_lets_the_threads_other_tasks_run() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("mnem.db"), clock()).unwrap();
     let actor = store.open_team("long-read").await.unwrap();
-    let first = store.remember(&actor, turn(1)).await.unwrap().evidence;
+    let first = store
+        .remember(&actor, conversation_turn(1))
+        .await
+        .unwrap()
+        .evidence;
     let other_ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = Arc::clone(&other_ran);
     tokio::spawn(async move { flag.store(true, std::sync::atomic::Ordering::SeqCst) });
@@ -284,7 +273,7 @@ async fn a_long_shared_read_lets_the_threads_other_tasks_run() {
         .reading_together(&actor, async {
             let started = std::time::Instant::now();
             while started.elapsed() < std::time::Duration::from_millis(20) {
-                read_after(&store, &actor, &first).await;
+                texts_after(&store, &actor, &first).await;
             }
             other_ran.load(std::sync::atomic::Ordering::SeqCst)
         })
@@ -302,16 +291,22 @@ async fn a_shared_read_of_one_store_never_answers_another_stores_reads() {
     let other = SqliteStore::open(&dir.path().join("other.db"), clock()).unwrap();
     let scoped_actor = scoped.open_team("scoped").await.unwrap();
     let other_actor = other.open_team("other").await.unwrap();
-    scoped.remember(&scoped_actor, turn(1)).await.unwrap();
+    scoped
+        .remember(&scoped_actor, conversation_turn(1))
+        .await
+        .unwrap();
     let first = other
-        .remember(&other_actor, turn(1))
+        .remember(&other_actor, conversation_turn(1))
         .await
         .unwrap()
         .evidence;
-    other.remember(&other_actor, turn(2)).await.unwrap();
+    other
+        .remember(&other_actor, conversation_turn(2))
+        .await
+        .unwrap();
     let read = scoped
         .reading_together(&scoped_actor, async {
-            read_after(&other, &other_actor, &first).await
+            texts_after(&other, &other_actor, &first).await
         })
         .await;
     // Read on the scoped store's file, the other store's team has no rows at all.
