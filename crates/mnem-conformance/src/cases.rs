@@ -590,6 +590,81 @@ pub async fn a_match_from_the_hinted_period_is_recalled_past_a_full_pool<S: Back
     );
 }
 
+/// The read that tells a short period of a long history: the team's current texts
+/// observed inside the query's `since`/`until`, counted up to a cap. A retracted text,
+/// another team's and one outside the period are not counted; no other selector narrows
+/// it (the count is an upper bound of what the query may recall there).
+pub async fn texts_in_a_period_are_the_teams_current_ones_counted_up_to_a_cap<S: Backend>(
+    fx: Fixture<S>,
+) {
+    const HOUR: i64 = 3_600;
+    let before = fx.remember_at("before the period", 0).await;
+    let mut inside = Vec::new();
+    for i in 1..=4 {
+        inside.push(fx.remember_at(&format!("inside {i}"), i * HOUR).await);
+    }
+    let after = fx.remember_at("after the period", 10 * HOUR).await;
+    let mut stamps = vec![&before];
+    stamps.extend(&inside);
+    stamps.push(&after);
+    want_increasing_stamps(&stamps);
+    fx.store
+        .retract(&fx.actor, inside[3].id, None)
+        .await
+        .expect("retract");
+    let elsewhere = fx.store.open_team("elsewhere").await.expect("team");
+    let mut far = NewEvidence::new("inside, another team");
+    far.observed_at = Some(START.plus_seconds(2 * HOUR));
+    fx.store
+        .remember(&elsewhere, far)
+        .await
+        .expect("other team");
+    let period = RecallQuery {
+        since: Some(START.plus_seconds(HOUR)),
+        until: Some(START.plus_seconds(10 * HOUR)),
+        kinds: vec!["no such kind".into()],
+        ..RecallQuery::text("inside")
+    };
+    let count = |query: RecallQuery, cap: usize| {
+        let fx = &fx;
+        async move {
+            fx.store
+                .texts_in_period(&fx.actor, &query, cap)
+                .await
+                .expect("count")
+        }
+    };
+    assert_eq!(
+        count(period.clone(), 10).await,
+        Some(3),
+        "three current inside"
+    );
+    assert_eq!(
+        count(period.clone(), 2).await,
+        Some(2),
+        "counted up to the cap"
+    );
+    let open_ended = RecallQuery {
+        until: None,
+        ..period.clone()
+    };
+    assert_eq!(
+        count(open_ended, 10).await,
+        Some(4),
+        "since alone: and after"
+    );
+    assert_eq!(
+        count(RecallQuery::text("inside"), 10).await,
+        None,
+        "no period"
+    );
+    let past = RecallQuery {
+        known_at: Some(START.plus_seconds(11 * HOUR)),
+        ..period
+    };
+    assert_eq!(count(past, 10).await, None, "a read of the past");
+}
+
 pub async fn scores_are_in_unit_interval_and_non_increasing_under_relevance<S: Backend>(
     fx: Fixture<S>,
 ) {

@@ -58,6 +58,7 @@ macro_rules! conformance_suite {
             window_is_half_open_and_partitions_without_loss_or_double_count,
             limit_alongside_window_never_returns_short,
             a_match_from_the_hinted_period_is_recalled_past_a_full_pool,
+            texts_in_a_period_are_the_teams_current_ones_counted_up_to_a_cap,
             scores_are_in_unit_interval_and_non_increasing_under_relevance,
             floor_above_one_empties_and_floor_zero_keeps_all,
             listing_scores_one_because_it_cannot_rank,

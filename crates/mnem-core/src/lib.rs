@@ -55,7 +55,7 @@ pub use pipeline::{
 };
 pub use recall::{
     Candidate, Order, PublicCommunity, PublicRecall, PublicResult, PublicWindowItem, RecallQuery,
-    ScopeFilter,
+    ScopeFilter, SMALL_PERIOD,
 };
 pub use score::Score;
 pub use stamp::Timestamp;

@@ -102,6 +102,15 @@ impl ScopeFilter {
     }
 }
 
+/// A ranked query whose period ([`RecallQuery::has_period`]) holds at most this many of
+/// the team's texts is answered from those texts: the full-text branch is handed the
+/// eligible set before its walk (which then reads only the blocks holding one of them),
+/// and the vector branch compares them exactly instead of asking its index (which, for a
+/// period that is a sliver of the team, proposes few of them and widens before it gives
+/// up). The branches' results are the same either way; only the reads differ. 2,048 is a
+/// day and a half at one text a minute.
+pub const SMALL_PERIOD: usize = 2_048;
+
 /// A recall request. All selectors are opt-in: the default query with text is a plain
 /// relevance recall of ten items across the whole team.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -332,6 +341,13 @@ impl RecallQuery {
     /// the lexical branch matches and scores. Empty for a listing.
     pub fn lexical_terms(&self) -> Vec<String> {
         crate::lexical::query_terms(&self.query)
+    }
+
+    /// Whether the query reads only a period (`since` or `until`): a filter that may admit
+    /// a small part of a long history, which the branches can then score directly
+    /// ([`SMALL_PERIOD`]).
+    pub fn has_period(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
     }
 
     /// An empty query lists in the order contract's order. (A non-empty text that yields

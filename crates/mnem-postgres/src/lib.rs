@@ -440,6 +440,17 @@ impl EvidenceStore for PgStore {
         recall_branches::scopes(&tx, actor, query, now, limit).await
     }
 
+    async fn texts_in_period(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        cap: usize,
+    ) -> Result<Option<usize>> {
+        scoped_read!(self, actor.team, |session| {
+            recall_branches::texts_in_period(session, actor, query, cap)
+        })
+    }
+
     async fn mentioned(
         &self,
         actor: &Actor,

@@ -348,3 +348,20 @@ pub async fn neighbours(
     }
     Ok(found)
 }
+
+/// The team's current texts inside the query's period, counted up to `cap` on the
+/// listing index ([`mnem_sql::period_count`]); `None` without a period.
+pub(crate) async fn texts_in_period(
+    tx: &impl Session,
+    actor: &Actor,
+    query: &RecallQuery,
+    cap: usize,
+) -> Result<Option<usize>> {
+    let mut stmt = Statement::default();
+    let Some(sql) = mnem_sql::period_count(&mut stmt, actor, query, cap) else {
+        return Ok(None);
+    };
+    let params = param_refs(&stmt.params);
+    let count: i64 = col(&prepared::query_one(tx, &sql, &params).await?, 0)?;
+    Ok(Some(usize::try_from(count).unwrap_or(0)))
+}

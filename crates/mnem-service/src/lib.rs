@@ -33,7 +33,7 @@ use mnem_core::window::{self, WindowStep};
 use mnem_core::{
     rank_all, Actor, Branch, BranchCandidates, EmbeddingContract, Evidence, EvidenceId, Neighbours,
     NewEvidence, RankingProfile, RecallHit, RecallPlan, RecallQuery, Scope, Timestamp,
-    ValidationError, DEFAULT_PROFILE,
+    ValidationError, DEFAULT_PROFILE, SMALL_PERIOD,
 };
 use mnem_embed::Embedder;
 use mnem_store::{
@@ -467,22 +467,29 @@ impl<S: GraphStore + SearchIndex> Memory<S> {
         let pool = plan.branch_pool(&self.profile, fusing);
         let vector_query = query_vector.as_deref();
         // With a hinted read, the same branches again inside the query's hinted period,
-        // beside the first two.
-        let hinted = plan.hinted_query(&self.profile);
+        // beside the first two, when that period is short enough to read directly.
         let hinted_reads = async {
-            match &hinted {
-                Some(hinted) => {
-                    let pool = self.profile.hinted_pool;
-                    self.read_branches(actor, hinted, vector_query, run_lexical, now, pool)
-                        .await
-                }
-                None => (None, None),
+            let Some(hinted) = plan.hinted_query(&self.profile) else {
+                return Ok((None, None));
+            };
+            let texts = self
+                .store
+                .texts_in_period(actor, &hinted, SMALL_PERIOD + 1)
+                .await?;
+            if !RecallPlan::reads_hinted_period(texts) {
+                return Ok((None, None));
             }
+            let pool = self.profile.hinted_pool;
+            Ok::<_, StoreError>(
+                self.read_branches(actor, &hinted, vector_query, run_lexical, now, pool)
+                    .await,
+            )
         };
-        let ((lexical, vector), (hinted_lexical, hinted_vector)) = tokio::join!(
+        let ((lexical, vector), hinted) = tokio::join!(
             self.read_branches(actor, &plan.query, vector_query, run_lexical, now, pool),
             hinted_reads
         );
+        let (hinted_lexical, hinted_vector) = hinted?;
         let mut branches = Vec::new();
         if let Some(lexical) = lexical {
             // The full-text branch, when it runs, is required, and so is its hinted read.

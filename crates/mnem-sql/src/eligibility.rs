@@ -136,6 +136,38 @@ pub fn eligibility(
     sql
 }
 
+/// A statement counting the team's current texts observed inside the query's period, up
+/// to `cap` (bound here): an upper bound on what the query may recall there, read from
+/// the listing index alone (`team_id, state, observed_at`), so a period found larger
+/// than `cap` costs at most `cap` index entries. `None` when the query has no period,
+/// or reads the past (`known_at`: a text's state then is not its column).
+pub fn period_count(
+    binder: &mut impl Binder,
+    actor: &Actor,
+    query: &RecallQuery,
+    cap: usize,
+) -> Option<String> {
+    if !query.has_period() || query.known_at.is_some() {
+        return None;
+    }
+    let mut sql = format!(
+        "SELECT count(*) FROM (SELECT 1 FROM evidence e WHERE e.team_id = {} AND e.state = {}",
+        binder.bind(SqlValue::Id(actor.team.0)),
+        binder.bind(SqlValue::Text(LifecycleState::Current.as_str().into())),
+    );
+    if let Some(since) = query.since {
+        let since = binder.bind(SqlValue::Int(since.as_micros()));
+        sql.push_str(&format!(" AND e.observed_at >= {since}"));
+    }
+    if let Some(until) = query.until {
+        let until = binder.bind(SqlValue::Int(until.as_micros()));
+        sql.push_str(&format!(" AND e.observed_at < {until}"));
+    }
+    let cap = binder.bind(SqlValue::Int(i64::try_from(cap).unwrap_or(i64::MAX)));
+    sql.push_str(&format!(" LIMIT {cap}) period"));
+    Some(sql)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +199,41 @@ mod tests {
             team: TeamId(Uuid::from_u128(1)),
             profile: ProfileId(Uuid::from_u128(2)),
         }
+    }
+
+    #[test]
+    fn a_period_is_counted_only_for_a_query_that_has_one_and_reads_the_present() {
+        let plain = RecallQuery::text("atlas");
+        assert_eq!(
+            period_count(&mut Recorded::default(), &actor(), &plain, 9),
+            None
+        );
+        let period = RecallQuery {
+            since: Some(Timestamp::from_micros(10)),
+            until: Some(Timestamp::from_micros(20)),
+            ..plain.clone()
+        };
+        let mut binder = Recorded::default();
+        let sql = period_count(&mut binder, &actor(), &period, 9).expect("a period");
+        assert_eq!(sql.matches('?').count(), binder.0.len());
+        assert_eq!(
+            binder.0,
+            vec![
+                SqlValue::Id(Uuid::from_u128(1)),
+                SqlValue::Text("current".into()),
+                SqlValue::Int(10),
+                SqlValue::Int(20),
+                SqlValue::Int(9),
+            ]
+        );
+        let past = RecallQuery {
+            known_at: Some(Timestamp::from_micros(15)),
+            ..period
+        };
+        assert_eq!(
+            period_count(&mut Recorded::default(), &actor(), &past, 9),
+            None
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use mnem_store::GraphView;
 
 mod eligibility;
 
-pub use eligibility::{eligibility, Binder, SqlList, SqlValue};
+pub use eligibility::{eligibility, period_count, Binder, SqlList, SqlValue};
 
 /// An evidence row's columns, in the order both backends' row mappers read them, with
 /// `$content` the column that holds the text (it lives in another table on SQLite). The

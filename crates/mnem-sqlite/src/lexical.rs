@@ -20,7 +20,7 @@ use mnem_core::{Actor, Candidate, RecallQuery, TeamId, Timestamp};
 use rusqlite::types::{Type, Value};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use crate::recall_branches::{hydrate, push_eligibility, Statement};
+use crate::recall_branches::{hydrate, push_eligibility, small_period, Statement};
 use crate::rows::doc_array;
 
 /// Adds a stored text to its team's posting lists and statistics.
@@ -306,6 +306,10 @@ pub(crate) fn search(
     let (terms, search_terms) = query_terms(conn, &team, &query.lexical_terms(), &bm25)?;
     let order = BranchOrder::of(query, prune);
     let mut topk = TopK::new(bm25, &search_terms, pool, order);
+    if !search_terms.is_empty() && small_period(conn, actor, query)? {
+        // A short period of a long history: the walk visits only its texts.
+        topk.supply_eligible_set(eligible_docs(conn, actor, query, now, None)?);
+    }
     loop {
         match topk.need().map_err(damaged)? {
             Need::Blocks(reads) => {

@@ -454,6 +454,19 @@ impl EvidenceStore for SqliteStore {
             .collect()
     }
 
+    async fn texts_in_period(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        cap: usize,
+    ) -> Result<Option<usize>> {
+        let (actor, query) = (*actor, query.clone());
+        self.with_reader(move |conn| {
+            recall_branches::texts_in_period(conn, &actor, &query, cap).db()
+        })
+        .await
+    }
+
     async fn mentioned(
         &self,
         actor: &Actor,

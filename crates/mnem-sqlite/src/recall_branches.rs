@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use mnem_core::{Actor, Candidate, Evidence, EvidenceId, Neighbours, RecallQuery, Timestamp};
+use mnem_core::{
+    Actor, Candidate, Evidence, EvidenceId, Neighbours, RecallQuery, Timestamp, SMALL_PERIOD,
+};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
@@ -77,6 +79,38 @@ impl mnem_sql::Binder for Statement {
         let not = if negated { "NOT " } else { "" };
         format!("{column} {not}IN ({marks})")
     }
+}
+
+/// The team's current texts inside the query's period, counted up to `cap` on the
+/// listing index ([`mnem_sql::period_count`]); `None` without a period.
+pub fn texts_in_period(
+    conn: &Connection,
+    actor: &Actor,
+    query: &RecallQuery,
+    cap: usize,
+) -> rusqlite::Result<Option<usize>> {
+    let mut stmt = Statement {
+        sql: String::new(),
+        params: Vec::new(),
+    };
+    let Some(sql) = mnem_sql::period_count(&mut stmt, actor, query, cap) else {
+        return Ok(None);
+    };
+    let count: i64 = conn
+        .prepare_cached(&sql)?
+        .query_row(rusqlite::params_from_iter(stmt.params), |row| row.get(0))?;
+    Ok(Some(usize::try_from(count).unwrap_or(0)))
+}
+
+/// Whether the query has a period holding at most [`SMALL_PERIOD`] of the team's texts:
+/// its branches then score the period's texts directly.
+pub(crate) fn small_period(
+    conn: &Connection,
+    actor: &Actor,
+    query: &RecallQuery,
+) -> rusqlite::Result<bool> {
+    let count = texts_in_period(conn, actor, query, SMALL_PERIOD + 1)?;
+    Ok(count.is_some_and(|count| count <= SMALL_PERIOD))
 }
 
 /// Pushes every eligibility rule and selector of `query` onto a statement over
@@ -183,8 +217,9 @@ fn vector_eligibility(
 }
 
 /// The vector branch. Eligibility is always exact (SQL); similarity is exact by scan for
-/// small teams and selective filters (the oracle), and proposed by the team's vector
-/// index, then re-read and re-scored here, when `ann` is enabled and the team is large.
+/// small teams, small periods and selective filters (the oracle), and proposed by the
+/// team's vector index, then re-read and re-scored here, when `ann` is enabled and the
+/// team is large.
 #[allow(clippy::too_many_arguments)]
 pub fn vector(
     conn: &Connection,
@@ -196,6 +231,11 @@ pub fn vector(
     pool: usize,
     ann: Option<(&AnnIndexes, usize)>,
 ) -> rusqlite::Result<Vec<Candidate>> {
+    // A small period is scanned at once: the index would propose few of its texts.
+    let ann = match ann {
+        Some(ann) if !small_period(conn, actor, query)? => Some(ann),
+        _ => None,
+    };
     if let Some((indexes, threshold)) = ann {
         let mut verify = |docs: &[i64]| {
             let stmt = vector_eligibility(Some(docs), actor, query, contract_key, now);

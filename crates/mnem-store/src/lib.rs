@@ -221,6 +221,17 @@ pub trait EvidenceStore: Send + Sync {
         limit: usize,
     ) -> impl Future<Output = Result<Vec<Scope>>> + Send;
 
+    /// How many of the team's current texts were observed inside `query`'s period
+    /// (`since`, `until`; no other selector), counted up to `cap`: what a recall reads to
+    /// tell a short period of a long history ([`mnem_core::SMALL_PERIOD`]). `None` when
+    /// the query has no period or reads the past (`known_at`).
+    fn texts_in_period(
+        &self,
+        actor: &Actor,
+        query: &RecallQuery,
+        cap: usize,
+    ) -> impl Future<Output = Result<Option<usize>>> + Send;
+
     /// The entity hop's read (`mnem_core::hop`): for each of `keys` that some stored text
     /// of the team mentions (`mnem_core::mention`), how many do — counted up to
     /// `max_items + 1`, enough to call it a hub — and, when at most `max_items` do, those

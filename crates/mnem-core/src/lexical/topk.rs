@@ -136,6 +136,10 @@ pub struct BlockRead {
 /// Blocks a walked (essential) term reads at once.
 const SEQUENTIAL_READ: usize = 16;
 
+/// Blocks a walked term reads at once once the eligible set is known: the walk jumps
+/// between eligible docs, so blocks read far ahead are mostly passed over unread.
+const SEQUENTIAL_READ_KNOWN: usize = 4;
+
 /// Blocks a looked-up (non-essential) term reads at once: only the one holding the doc
 /// (lookups are sparse; reading the next as well doubled what a lookup read).
 const SEEK_READ: usize = 1;
@@ -252,11 +256,13 @@ enum Eligibility {
     /// Scored documents are taken as eligible until the set kept is confirmed.
     Presumed(Presumption),
     /// Scored documents are asked about in batches before they enter the pool.
-    Asked {
-        eligible: usize,
-        ineligible: usize,
+    Asked { eligible: usize, ineligible: usize },
+    /// The caller named every eligible document: the walk visits only their docs.
+    Known {
+        keys: HashMap<i64, OrderKeys>,
+        /// The same docs in order, for jumping from one to the next.
+        docs: Vec<i64>,
     },
-    Known(HashMap<i64, OrderKeys>),
 }
 
 /// How many documents a branch keeps (or, for the vector index, proposes) before their
@@ -643,9 +649,16 @@ impl TopK {
         }
     }
 
-    /// Every doc the reader may recall under the query, with its keys.
+    /// Every doc the reader may recall under the query, with its keys. Asked for by
+    /// [`Need::EligibleSet`], or supplied before the first [`TopK::need`] by a caller who
+    /// knows the query's filter admits few documents (a short period): from then on the
+    /// walk jumps from one eligible doc to the next, and reads only the blocks that hold
+    /// one, whatever the length of the posting lists.
     pub fn supply_eligible_set(&mut self, eligible: Vec<(i64, OrderKeys)>) {
-        self.eligibility = Eligibility::Known(eligible.into_iter().collect());
+        let keys: HashMap<i64, OrderKeys> = eligible.into_iter().collect();
+        let mut docs: Vec<i64> = keys.keys().copied().collect();
+        docs.sort_unstable();
+        self.eligibility = Eligibility::Known { keys, docs };
         let asked = std::mem::take(&mut self.asked);
         self.pending.extend(asked);
         self.settle_known();
@@ -661,9 +674,18 @@ impl TopK {
         }
     }
 
+    /// With the eligible set known, the first eligible doc at or after `doc` (`Some(None)`
+    /// when none is left); `None` while the set is not known.
+    fn next_known(&self, doc: i64) -> Option<Option<i64>> {
+        let Eligibility::Known { docs, .. } = &self.eligibility else {
+            return None;
+        };
+        Some(docs.get(docs.partition_point(|&d| d < doc)).copied())
+    }
+
     /// With the eligible set known, pending documents are settled here, not asked about.
     fn settle_known(&mut self) {
-        let Eligibility::Known(known) = &self.eligibility else {
+        let Eligibility::Known { keys: known, .. } = &self.eligibility else {
             return;
         };
         let admitted: Vec<Entry> = self
@@ -697,7 +719,7 @@ impl TopK {
             // Resolving may admit the set, or start the walk again asking.
             return self.resolve_presumption();
         }
-        if matches!(self.eligibility, Eligibility::Known(_)) {
+        if matches!(self.eligibility, Eligibility::Known { .. }) {
             self.settle_known();
             return None;
         }
@@ -763,6 +785,16 @@ impl TopK {
     /// their whole-list bounds into essential and non-essential, and the window runs to
     /// the first end of an essential term's block. Returns the blocks it needs first.
     fn open_window(&mut self) -> Option<Need> {
+        // With the eligible set known, the window starts at the next eligible doc: the
+        // blocks before it are never read.
+        match self.next_known(self.next_doc) {
+            Some(Some(doc)) => self.next_doc = doc,
+            Some(None) => {
+                self.finished = true;
+                return None;
+            }
+            None => {}
+        }
         let from = self.next_doc;
         let threshold = self.threshold();
         // The lowest whole-list bounds, while their sum stays below the threshold, are
@@ -779,6 +811,11 @@ impl TopK {
             }
         }
         let essential: Vec<usize> = by_bound[split..].to_vec();
+        let read_ahead = if matches!(self.eligibility, Eligibility::Known { .. }) {
+            SEQUENTIAL_READ_KNOWN
+        } else {
+            SEQUENTIAL_READ
+        };
         let mut needs = Vec::new();
         for &t in &essential {
             let cursor = &mut self.cursors[t];
@@ -787,7 +824,7 @@ impl TopK {
                 needs.push(BlockRead {
                     term: t,
                     from,
-                    blocks: SEQUENTIAL_READ,
+                    blocks: read_ahead,
                 });
             }
         }
@@ -863,6 +900,17 @@ impl TopK {
                 let Some(doc) = next else {
                     break;
                 };
+                // A doc the reader may not recall is not scored: the walk jumps to the
+                // next eligible one, or past the window when none is left inside it.
+                match self.next_known(doc) {
+                    Some(Some(eligible)) if eligible > window.end => break,
+                    Some(Some(eligible)) if eligible > doc => {
+                        window.next = eligible;
+                        continue;
+                    }
+                    Some(None) => break,
+                    _ => {}
+                }
                 window.next = doc.saturating_add(1);
                 let mut contributions = std::mem::take(&mut self.spare);
                 contributions.clear();
@@ -1093,7 +1141,30 @@ mod tests {
         order: BranchOrder,
         page: usize,
     ) -> (Vec<(i64, f64, OrderKeys)>, Asked) {
+        drive_with(corpus, pool, order, page, false)
+    }
+
+    /// The whole eligible set, as a caller supplies it.
+    fn eligible_set(corpus: &Corpus) -> Vec<(i64, OrderKeys)> {
+        corpus
+            .eligible
+            .iter()
+            .map(|(d, k)| (*d, k.clone()))
+            .collect()
+    }
+
+    /// [`drive`], the eligible set supplied before the first need when `upfront`.
+    fn drive_with(
+        corpus: &Corpus,
+        pool: usize,
+        order: BranchOrder,
+        page: usize,
+        upfront: bool,
+    ) -> (Vec<(i64, f64, OrderKeys)>, Asked) {
         let mut search = TopK::new(corpus.bm25, &corpus.search_terms, pool, order);
+        if upfront {
+            search.supply_eligible_set(eligible_set(corpus));
+        }
         let mut asked = Asked::default();
         loop {
             match search.need().expect("blocks decode") {
@@ -1130,14 +1201,7 @@ mod tests {
                         .collect();
                     search.supply_eligible(answer);
                 }
-                Need::EligibleSet => {
-                    let all = corpus
-                        .eligible
-                        .iter()
-                        .map(|(d, k)| (*d, k.clone()))
-                        .collect();
-                    search.supply_eligible_set(all);
-                }
+                Need::EligibleSet => search.supply_eligible_set(eligible_set(corpus)),
                 Need::Done => return (search.results(), asked),
             }
         }
@@ -1166,6 +1230,7 @@ mod tests {
             late in any::<bool>(),
             widened in any::<bool>(),
             ranked in prop_oneof![4 => Just(true), 1 => Just(false)],
+            upfront in any::<bool>(),
         ) {
             let mut corpus = corpus(docs, &basis_points, seed, ineligible);
             if late {
@@ -1173,9 +1238,10 @@ mod tests {
             }
             let order = BranchOrder { ranked, widened, prune: true };
             let want = oracle(&corpus, pool, order);
-            let (pruned, _) = drive(&corpus, pool, order, page);
+            let (pruned, _) = drive_with(&corpus, pool, order, page, upfront);
             prop_assert_eq!(bits(&pruned), bits(&want));
-            let (full, _) = drive(&corpus, pool, BranchOrder { prune: false, ..order }, page);
+            let unpruned = BranchOrder { prune: false, ..order };
+            let (full, _) = drive_with(&corpus, pool, unpruned, page, upfront);
             prop_assert_eq!(bits(&full), bits(&want));
         }
     }
@@ -1197,17 +1263,22 @@ mod tests {
         }
     }
 
+    /// Every posting of every term: what an unpruned read hands over.
+    fn postings_in(corpus: &Corpus) -> usize {
+        corpus
+            .terms
+            .iter()
+            .flatten()
+            .map(|b| b.postings().len())
+            .sum()
+    }
+
     #[test]
     fn common_terms_and_a_rare_one_read_a_fraction_of_the_postings() {
         // Three terms in many docs and one in a few: once the pool fills with the rare
         // term's docs, the common terms' blocks are only looked up, never walked.
         let corpus = corpus(100_000, &[1_000, 2_000, 3_000, 2], 7, 0);
-        let total: usize = corpus
-            .terms
-            .iter()
-            .flatten()
-            .map(|b| b.postings().len())
-            .sum();
+        let total = postings_in(&corpus);
         let (results, asked) = drive(&corpus, 10, RANKED, 0);
         let served = asked.served;
         assert_eq!(bits(&results), bits(&oracle(&corpus, 10, RANKED)));
@@ -1304,13 +1375,7 @@ mod tests {
                 Need::EligibleSet => {
                     assert!(!asked_set, "the eligible set is asked for once");
                     asked_set = true;
-                    search.supply_eligible_set(
-                        corpus
-                            .eligible
-                            .iter()
-                            .map(|(d, k)| (*d, k.clone()))
-                            .collect(),
-                    );
+                    search.supply_eligible_set(eligible_set(&corpus));
                 }
                 Need::Done => break,
             }
@@ -1321,6 +1386,41 @@ mod tests {
             "asked about {asked_docs} docs"
         );
         assert_eq!(bits(&search.results()), bits(&oracle(&corpus, 10, RANKED)));
+    }
+
+    /// A short period of a long history: the eligible docs are one run of doc ids, as a
+    /// team's texts of one day are.
+    fn one_period_of(mut corpus: Corpus, docs: std::ops::Range<i64>) -> Corpus {
+        corpus.eligible.retain(|doc, _| docs.contains(doc));
+        corpus
+    }
+
+    #[test]
+    fn an_eligible_set_supplied_first_reads_only_the_blocks_that_hold_its_docs() {
+        // Common terms over 100,000 docs (ids step by 3); 1,500 docs in the middle eligible.
+        let corpus = one_period_of(
+            corpus(100_000, &[3_000, 2_000, 4_000, 500], 13, 0),
+            150_000..154_500,
+        );
+        let total = postings_in(&corpus);
+        let want = oracle(&corpus, 10, RANKED);
+        assert_eq!(want.len(), 10, "the period holds enough matches");
+        let (first, upfront) = drive_with(&corpus, 10, RANKED, 0, true);
+        assert_eq!(bits(&first), bits(&want));
+        let (_, asked_later) = drive(&corpus, 10, RANKED, 0);
+        // The period's postings are ~1.5% of the lists; a few blocks either side of it.
+        assert!(
+            upfront.served * 10 < total,
+            "served {} of {total}",
+            upfront.served
+        );
+        assert!(
+            upfront.served * 4 < asked_later.served,
+            "supplied first {} against asked for {}",
+            upfront.served,
+            asked_later.served
+        );
+        assert_eq!(upfront.eligibility_asks, 0, "{upfront:?}");
     }
 
     #[test]

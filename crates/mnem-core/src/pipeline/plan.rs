@@ -57,6 +57,16 @@ impl RecallPlan {
         Some(hinted)
     }
 
+    /// Whether the hinted read is made, given how many of the team's texts the hinted
+    /// period holds (counted up to [`crate::SMALL_PERIOD`] + 1; `None` when the store
+    /// cannot count them on its index: a read of the past). A short period's texts are
+    /// scored directly, at the cost of a short read; a longer one (a month of a long
+    /// history) is left to the main pool: its filtered top-k walks most of each posting
+    /// list and its vector index widens before it finds enough of the period's texts.
+    pub fn reads_hinted_period(texts_in_period: Option<usize>) -> bool {
+        texts_in_period.is_none_or(|texts| texts <= crate::SMALL_PERIOD)
+    }
+
     /// How many candidates each branch must return. Exactly `limit` when the core will
     /// keep the backend's own order (a listing, or one lexical branch with nothing that
     /// reorders or drops candidates: the floor only cuts its tail); otherwise a deeper
@@ -235,6 +245,16 @@ mod tests {
         assert!(RecallPlan::new(disjoint, NOW)
             .hinted_query(&hinting(10))
             .is_none());
+    }
+
+    #[test]
+    fn the_hinted_read_is_made_for_a_short_period_or_one_the_store_cannot_count() {
+        assert!(RecallPlan::reads_hinted_period(Some(0)));
+        assert!(RecallPlan::reads_hinted_period(Some(crate::SMALL_PERIOD)));
+        assert!(!RecallPlan::reads_hinted_period(Some(
+            crate::SMALL_PERIOD + 1
+        )));
+        assert!(RecallPlan::reads_hinted_period(None), "a read of the past");
     }
 
     #[test]
