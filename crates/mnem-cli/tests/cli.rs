@@ -903,7 +903,7 @@ fn eval_prints_one_json_summary_with_quality_bytes_latency_and_no_leaks() {
     assert_eq!(report["dataset"], "locomo");
     let profile = &report["profiles"][0];
     assert_eq!(
-        profile["profile"], "lexical-7",
+        profile["profile"], "lexical-8",
         "lexical only without an embedder"
     );
     assert_eq!(profile["overall"]["questions"], 2);
@@ -1326,7 +1326,7 @@ fn eval_fits_a_reranker_without_taking_the_dataset_arguments_as_features() {
         String::from_utf8_lossy(&all.stderr)
     );
     let fitted = std::fs::read_to_string(&spec).unwrap();
-    assert!(fitted.starts_with("lexical-7:rr_score="), "{fitted}");
+    assert!(fitted.starts_with("lexical-8:rr_score="), "{fitted}");
     assert!(mnem_core::parse_profile(fitted.trim()).is_ok());
     // A list fits only the features named; an unknown one is refused by name.
     let some = mnem(

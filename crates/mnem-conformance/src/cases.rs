@@ -2,7 +2,7 @@
 
 use mnem_core::{
     Actor, Authority, Evidence, LifecycleState, NewEvidence, Order, RankingProfile, RecallQuery,
-    Ref, Scope, Score, SourceType, Space, Timestamp, DEFAULT_PROFILE,
+    Ref, Scope, Score, SourceType, Space, Timestamp, CONVEX_7_PROFILE, DEFAULT_PROFILE,
 };
 use mnem_store::StoreError;
 
@@ -534,8 +534,9 @@ pub async fn limit_alongside_window_never_returns_short<S: Backend>(fx: Fixture<
 
 /// A time hint ("yesterday") only boosts what a branch returned, so a match from the
 /// hinted day that ranks below a full pool of better matches from other days was never a
-/// candidate. With `hinted_pool` each branch also reads inside the hinted period: the
-/// day's match is recalled, and first, boosted past the others.
+/// candidate (`convex-7`). With `hinted_pool` (the default from `convex-8`) each branch
+/// also reads inside the hinted period: the day's match is recalled, and first, boosted
+/// past the others.
 pub async fn a_match_from_the_hinted_period_is_recalled_past_a_full_pool<S: Backend>(
     fx: Fixture<S>,
 ) {
@@ -560,12 +561,10 @@ pub async fn a_match_from_the_hinted_period_is_recalled_past_a_full_pool<S: Back
         request_time: Some(START.plus_seconds(11 * DAY + 3_600)),
         ..RecallQuery::text("ferry yesterday")
     };
-    let narrow = RankingProfile {
+    let fx = fx.with_profile(RankingProfile {
         branch_pool: 3,
-        hinted_pool: 0,
-        ..DEFAULT_PROFILE
-    };
-    let fx = fx.with_profile(narrow.clone());
+        ..CONVEX_7_PROFILE
+    });
     let plain = fx.recall(query.clone()).await;
     assert_eq!(plain.len(), 3, "the pool fills the limit");
     assert!(
@@ -573,8 +572,8 @@ pub async fn a_match_from_the_hinted_period_is_recalled_past_a_full_pool<S: Back
         "without a hinted read the day's match is past the pool"
     );
     let fx = fx.with_profile(RankingProfile {
-        hinted_pool: 2,
-        ..narrow
+        branch_pool: 3,
+        ..DEFAULT_PROFILE
     });
     let hinted = fx.recall(query).await;
     assert_eq!(hinted.len(), 3, "still the limit");

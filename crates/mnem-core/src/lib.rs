@@ -50,8 +50,8 @@ pub use order::{compare_hits, sort_hits};
 pub use pipeline::{
     parse_profile, profile_named, rank, rank_all, Branch, BranchCandidates, Fusion, RankingProfile,
     RecallHit, RecallPlan, ScoreComponents, CONVEX_1_PROFILE, CONVEX_3_PROFILE, CONVEX_4_PROFILE,
-    CONVEX_5_PROFILE, CONVEX_6_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE, NUMERIC_KEYS,
-    RRF_PROFILE, VECTOR_PROFILE,
+    CONVEX_5_PROFILE, CONVEX_6_PROFILE, CONVEX_7_PROFILE, DEFAULT_PROFILE, LEXICAL_PROFILE,
+    NUMERIC_KEYS, RRF_PROFILE, VECTOR_PROFILE,
 };
 pub use recall::{
     Candidate, Order, PublicCommunity, PublicRecall, PublicResult, PublicWindowItem, RecallQuery,

@@ -402,8 +402,8 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=0.05", |_, _| {}).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-7:"));
-        let fitted = parse_profile(&report.fitted.replacen("convex-7", "hybrid", 1)).unwrap();
+        assert!(report.fitted.starts_with("convex-8:"));
+        let fitted = parse_profile(&report.fitted.replacen("convex-8", "hybrid", 1)).unwrap();
         assert_eq!(mrr(&questions, &fitted), 1.0);
         assert_eq!(report.moves.len(), 1);
     }
@@ -414,7 +414,7 @@ mod tests {
         let report = fit(&questions, "hybrid:vector_weight=2", |_, _| {}).unwrap();
         assert_eq!(report.fitted_mrr, report.start_mrr);
         assert!(report.moves.is_empty());
-        assert_eq!(report.fitted, "convex-7:vector_weight=2");
+        assert_eq!(report.fitted, "convex-8:vector_weight=2");
     }
 
     /// Both branches put a distractor first; only the gold item holds every query term.
@@ -456,7 +456,7 @@ mod tests {
         let report = fit_reranker(&questions, "hybrid", &[]).unwrap();
         assert_eq!(report.start_mrr, 0.5);
         assert_eq!(report.fitted_mrr, 1.0);
-        assert!(report.fitted.starts_with("convex-7:rr_score="));
+        assert!(report.fitted.starts_with("convex-8:rr_score="));
         let fitted = parse_profile(&report.fitted).unwrap();
         let coverage = fitted.reranker.unwrap().weights[5];
         assert!(coverage > 0.0, "coverage weight {coverage}");

@@ -118,7 +118,7 @@ async fn profiles_run_on_one_ingest_and_report_query_embedding_time_only_with_ve
     let report = run(&dataset, &options).await.unwrap();
     assert_eq!(report.ingest.embedded, report.ingest.items);
     let names: Vec<&str> = report.profiles.iter().map(|p| p.profile.as_str()).collect();
-    assert_eq!(names, ["lexical-7", "vector-7", "convex-7"]);
+    assert_eq!(names, ["lexical-8", "vector-8", "convex-8"]);
     assert_eq!(report.profiles[0].budgets[0].query_embedding_ms.p99, 0.0);
     assert!(report.profiles[1].budgets[0].query_embedding_ms.p50 > 0.0);
     for profile in &report.profiles {
@@ -213,13 +213,13 @@ async fn fit_writes_a_usable_spec_and_measures_the_fitted_profile_last() {
     let fit = report.fit.as_ref().expect("a fit report");
     let written = std::fs::read_to_string(&out).unwrap();
     assert_eq!(written.trim(), fit.fitted);
-    assert!(fit.fitted.starts_with("lexical-7"));
+    assert!(fit.fitted.starts_with("lexical-8"));
     assert!(fit.fitted_mrr >= fit.start_mrr);
     assert_eq!(fit.questions, 2, "scored questions with gold evidence only");
     let fitted = mnem_core::parse_profile(written.trim()).unwrap();
     assert_eq!(fitted.version, fit.fitted);
     let names: Vec<&str> = report.profiles.iter().map(|p| p.profile.as_str()).collect();
-    assert_eq!(names, ["lexical-7", fit.fitted.as_str()]);
+    assert_eq!(names, ["lexical-8", fit.fitted.as_str()]);
 }
 
 #[tokio::test]
