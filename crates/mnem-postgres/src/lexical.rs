@@ -23,7 +23,7 @@ use mnem_core::lexical::blocks::{
 };
 use mnem_core::lexical::topk::{BlockRead, BranchOrder, Need, OrderKeys, SearchTerm, TopK};
 use mnem_core::lexical::{document_terms, Bm25, CorpusStats, DocumentTerms};
-use mnem_core::{Actor, Candidate, RecallQuery, Timestamp, SMALL_PERIOD};
+use mnem_core::{Actor, Candidate, RecallQuery, Timestamp};
 use mnem_store::{Result, StoreError};
 use uuid::Uuid;
 
@@ -288,8 +288,7 @@ pub(crate) async fn search(
     let (terms, search_terms) = query_terms(&wanted, &known, &bm25);
     let order = BranchOrder::of(query, prune);
     let mut topk = TopK::new(bm25, &search_terms, pool, order);
-    let period = crate::recall_branches::texts_in_period(tx, actor, query, SMALL_PERIOD + 1);
-    if !search_terms.is_empty() && period.await?.is_some_and(|n| n <= SMALL_PERIOD) {
+    if !search_terms.is_empty() && crate::recall_branches::small_period(tx, actor, query).await? {
         // A short period of a long history: the walk visits only its texts.
         topk.supply_eligible_set(eligible_docs(tx, actor, query, now, None).await?);
     }

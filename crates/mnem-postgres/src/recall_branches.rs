@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use deadpool_postgres::Transaction;
 use mnem_core::{
     Actor, Candidate, EmbeddingContract, Evidence, EvidenceId, Neighbours, RecallQuery, Scope,
-    Timestamp,
+    Timestamp, SMALL_PERIOD,
 };
 use mnem_store::{Result, StoreError};
 
@@ -160,8 +160,8 @@ pub fn vector_cast(dims: usize) -> String {
 
 /// The vector branch: eligible candidates with a current vector under the contract, best
 /// `pool` by cosine similarity. Approximate through the per-width HNSW index (with
-/// iterative scans so filtered queries are not cut short) or, when `exact`, by comparing
-/// every eligible vector.
+/// iterative scans so filtered queries are not cut short) or, when `exact` or the query's
+/// period is short ([`SMALL_PERIOD`]), by comparing every eligible vector.
 #[allow(clippy::too_many_arguments)]
 pub async fn vector(
     tx: &impl Session,
@@ -176,9 +176,22 @@ pub async fn vector(
     if query_vector.len() != contract.dims {
         return Ok(Vec::new()); // a vector of another width never matches
     }
+    let exact = exact || small_period(tx, actor, query).await?;
     tune_vector_scan(tx, pool).await?;
     let stmt = vector_statement(actor, query, query_vector, contract, now, pool, exact);
     query_candidates(tx, &stmt.sql, &stmt.params).await
+}
+
+/// Whether the query has a period holding at most [`SMALL_PERIOD`] of the team's texts:
+/// the vector branch then compares them exactly (the planner reads the period through
+/// the listing index) instead of walking the HNSW graph for the few of them it holds.
+pub(crate) async fn small_period(
+    tx: &impl Session,
+    actor: &Actor,
+    query: &RecallQuery,
+) -> Result<bool> {
+    let count = texts_in_period(tx, actor, query, SMALL_PERIOD + 1).await?;
+    Ok(count.is_some_and(|count| count <= SMALL_PERIOD))
 }
 
 /// The vector branch's plan, as `EXPLAIN (ANALYZE, BUFFERS)` prints it (for the operator
@@ -193,8 +206,9 @@ pub async fn explain_vector(
     now: Timestamp,
     pool: usize,
 ) -> Result<String> {
+    let exact = small_period(tx, actor, query).await?;
     tune_vector_scan(tx, pool).await?;
-    let stmt = vector_statement(actor, query, query_vector, contract, now, pool, false);
+    let stmt = vector_statement(actor, query, query_vector, contract, now, pool, exact);
     let sql = format!("EXPLAIN (ANALYZE, BUFFERS) {}", stmt.sql);
     let rows = tx.query(&sql, &param_refs(&stmt.params)).await.db()?;
     let lines = rows

@@ -242,11 +242,19 @@ async fn the_hnsw_index_answers_and_agrees_with_the_exact_scan() {
     store.activate_contract(&contract).await.unwrap();
     let actor = store.open_team("vectors").await.unwrap();
     let count = 3_000;
+    let mut observed = Vec::new();
     for i in 0..count {
         let mut new = NewEvidence::new(format!("document {i}"));
         // Every tenth is a decision: a filter the index alone cannot apply.
         new.kind = Some(if i % 10 == 0 { "decision" } else { "note" }.to_string());
-        store.remember(&actor, new).await.unwrap();
+        observed.push(
+            store
+                .remember(&actor, new)
+                .await
+                .unwrap()
+                .evidence
+                .observed_at,
+        );
     }
     let vectors = unit_vectors(count, contract.dims, 7);
     let mut pending = Vec::new();
@@ -324,6 +332,21 @@ async fn the_hnsw_index_answers_and_agrees_with_the_exact_scan() {
     assert!(
         plan.contains("evidence_vectors_hnsw_64"),
         "the vector branch did not use the HNSW index:\n{plan}"
+    );
+
+    // A short period — the last 2,000 texts, most of this small team, so the planner
+    // alone would walk the graph — is compared exactly, read through the listing index.
+    let short_period = RecallQuery {
+        since: Some(observed[count - 2_000]),
+        ..RecallQuery::text("anything")
+    };
+    let plan = store
+        .explain_vector_candidates(&actor, &short_period, &queries[0], &contract, 10)
+        .await
+        .unwrap();
+    assert!(
+        !plan.contains("evidence_vectors_hnsw_64"),
+        "a short period walked the HNSW index:\n{plan}"
     );
 }
 
