@@ -24,7 +24,10 @@
 //! threshold is the pool's last relevance among documents confirmed eligible, asked about
 //! in batches as they are scored, so a document the reader may not see never raises it.
 //! Either way a document whose bound ties the threshold is still scored, since the
-//! order's later keys may put it in. Every document that could enter the pool is scored
+//! order's later keys may put it in. Once the whole eligible set is known (asked for after
+//! many ineligible matches, or handed over first for a short period) the walk visits only
+//! its docs: a window starts at the next eligible doc, and a doc outside the set is jumped
+//! over unscored. Every document that could enter the pool is scored
 //! on every query term, in the terms' given order, so its relevance is the number an
 //! unpruned read gives to the last bit.
 
