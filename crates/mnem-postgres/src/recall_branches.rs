@@ -183,8 +183,9 @@ pub async fn vector(
 }
 
 /// Whether the query has a period holding at most [`SMALL_PERIOD`] of the team's texts:
-/// the vector branch then compares them exactly (the planner reads the period through
-/// the listing index) instead of walking the HNSW graph for the few of them it holds.
+/// its branches then score the period's texts directly — the full-text walk is handed
+/// their eligible set, and the vector branch compares them exactly (the planner reads the
+/// period through the listing index) instead of walking the HNSW graph for the few it holds.
 pub(crate) async fn small_period(
     tx: &impl Session,
     actor: &Actor,
