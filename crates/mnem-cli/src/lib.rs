@@ -257,7 +257,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "database: `{url}` is not a postgres:// URL (for a file, use --db PATH)"
                 )));
             }
-            let store = PgStore::connect(url, Arc::new(SystemClock), cli.pg_pool).await?;
+            let store = PgStore::connect(url, Arc::new(SystemClock), cli.pg_pool)
+                .await?
+                .with_ann_threshold(cli.ann_threshold);
             tracing::debug!(team = %cli.team, "postgres store opened");
             run_on(cli, store, input).await
         }

@@ -109,6 +109,8 @@ pub struct PgStore {
     owner: tokio_postgres::Config,
     clock: Arc<dyn Clock>,
     vector_search: VectorSearch,
+    /// Teams with fewer texts are compared exactly ([`recall_branches::VectorPlan`]).
+    ann_threshold: usize,
     /// MaxScore pruning of common terms in the lexical branch (exact; off only to test
     /// that it is).
     prune_lexical: bool,
@@ -153,6 +155,7 @@ impl PgStore {
             owner: config,
             clock,
             vector_search: VectorSearch::Approximate,
+            ann_threshold: 0,
             prune_lexical: true,
         })
     }
@@ -168,6 +171,21 @@ impl PgStore {
     pub fn with_vector_search(mut self, search: VectorSearch) -> Self {
         self.vector_search = search;
         self
+    }
+
+    /// Searches a team's vectors through the HNSW index only once it has at least
+    /// `threshold` texts; smaller teams are compared exactly (as SQLite's
+    /// `with_ann_threshold`). Without it, every team's search walks the index.
+    pub fn with_ann_threshold(mut self, threshold: usize) -> Self {
+        self.ann_threshold = threshold;
+        self
+    }
+
+    fn vector_plan(&self) -> recall_branches::VectorPlan {
+        recall_branches::VectorPlan {
+            exact: self.vector_search == VectorSearch::Exact,
+            ann_threshold: self.ann_threshold,
+        }
     }
 
     /// Refreshes the planner's statistics, as an operator does after a bulk import:
@@ -215,7 +233,8 @@ impl PgStore {
         let mut client = self.client().await?;
         let tx = begin(&mut client, Some(actor.team), true).await?;
         let now = self.clock.now();
-        recall_branches::explain_vector(&tx, actor, query, vector, contract, now, pool).await
+        let plan = self.vector_plan();
+        recall_branches::explain_vector(&tx, actor, query, vector, contract, now, pool, plan).await
     }
 
     /// A pooled connection, acting as [`APP_ROLE`].
@@ -931,7 +950,6 @@ impl SearchIndex for PgStore {
         now: Timestamp,
         pool: usize,
     ) -> Result<Vec<Candidate>> {
-        let exact = self.vector_search == VectorSearch::Exact;
         // A read of its own, opened in one round trip (`read_scope`).
         let read = read_scope::ReadScope::read(&self.pool, actor.team).await?;
         let found = recall_branches::vector(
@@ -942,7 +960,7 @@ impl SearchIndex for PgStore {
             contract,
             now,
             pool,
-            exact,
+            self.vector_plan(),
         )
         .await;
         read.release();

@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0014_reference_tables.sql"),
     include_str!("migrations/0015_irregular_forms.sql"),
     include_str!("migrations/0016_mentions.sql"),
+    include_str!("migrations/0017_vectors_by_team.sql"),
 ];
 
 /// Texts whose terms the version-5 backfill derives per statement.
@@ -60,7 +61,8 @@ pub(crate) async fn migrate_to(config: &Config, version: i64) -> Result<()> {
 
 /// The HNSW indexes for vectors of one width: a partial index per table over the cast
 /// expression (`vector(n)`, or `halfvec(n)` past pgvector's 2,000-dimension limit), made
-/// when a contract of that width is activated. Cosine distance: vectors are unit length.
+/// when a contract of that width is activated; both tables are partitioned by team
+/// (migration 17), one graph a partition. Cosine distance: vectors are unit length.
 pub async fn ensure_vector_indexes(config: &Config, dims: usize) -> Result<()> {
     let sql = vector_index_sql(dims);
     as_owner(config, |client| {
@@ -195,6 +197,9 @@ async fn apply(client: &mut tokio_postgres::Client, target: i64) -> Result<()> {
         if version == 16 {
             derive_mentions(&tx).await?;
         }
+        if version == 17 {
+            rebuild_vector_indexes(&tx).await?;
+        }
         tx.execute("INSERT INTO mnem_schema (version) VALUES ($1)", &[&version])
             .await
             .db()?;
@@ -245,6 +250,31 @@ async fn derive_mentions(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
     let indexed = crate::mentions::index_all(tx).await?;
     without_row_security(tx, &["evidence", "mentions"], false).await?;
     tracing::info!(indexed, "mentions derived from the stored texts");
+    Ok(())
+}
+
+/// Migration 17's Rust step: the HNSW indexes of every width stored, made again on the
+/// partitioned tables (each partition gets its own graph).
+async fn rebuild_vector_indexes(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+    const TABLES: [&str; 2] = ["evidence_vectors", "graph_documents"];
+    without_row_security(tx, &TABLES, true).await?;
+    let widths: Vec<i32> = tx
+        .query(
+            "SELECT dims FROM evidence_vectors \
+             UNION SELECT dims FROM graph_documents WHERE dims IS NOT NULL ORDER BY 1",
+            &[],
+        )
+        .await
+        .db()?
+        .iter()
+        .map(|row| row.try_get(0).map_err(StoreError::backend))
+        .collect::<Result<_>>()?;
+    for &dims in &widths {
+        let dims = usize::try_from(dims).map_err(StoreError::backend)?;
+        tx.batch_execute(&vector_index_sql(dims)).await.db()?;
+    }
+    without_row_security(tx, &TABLES, false).await?;
+    tracing::info!(?widths, "vector indexes made again, one graph a partition");
     Ok(())
 }
 

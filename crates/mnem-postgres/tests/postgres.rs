@@ -329,10 +329,36 @@ async fn the_hnsw_index_answers_and_agrees_with_the_exact_scan() {
         )
         .await
         .unwrap();
-    assert!(
-        plan.contains("evidence_vectors_hnsw_64"),
-        "the vector branch did not use the HNSW index:\n{plan}"
+    // The index is made on every partition; the team's statement reads its own alone.
+    let graphs = partition_indexes(&owner, "evidence_vectors_hnsw_64").await;
+    assert_eq!(graphs.len(), 32, "one HNSW graph a partition: {graphs:?}");
+    let walked: Vec<&String> = graphs.iter().filter(|name| plan.contains(*name)).collect();
+    assert_eq!(
+        walked.len(),
+        1,
+        "the vector branch did not walk its team's graph alone:\n{plan}"
     );
+
+    // A team with fewer texts than the threshold is compared exactly; at it, the graph.
+    for (threshold, walks) in [(count + 1, false), (count, true)] {
+        let plan = store
+            .clone()
+            .with_ann_threshold(threshold)
+            .explain_vector_candidates(
+                &actor,
+                &RecallQuery::text("anything"),
+                &queries[0],
+                &contract,
+                10,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            graphs.iter().any(|name| plan.contains(name)),
+            walks,
+            "{count} texts, threshold {threshold}:\n{plan}"
+        );
+    }
 
     // A short period — the last 2,000 texts, most of this small team, so the planner
     // alone would walk the graph — is compared exactly, read through the listing index.
@@ -345,9 +371,24 @@ async fn the_hnsw_index_answers_and_agrees_with_the_exact_scan() {
         .await
         .unwrap();
     assert!(
-        !plan.contains("evidence_vectors_hnsw_64"),
+        !graphs.iter().any(|name| plan.contains(name)),
         "a short period walked the HNSW index:\n{plan}"
     );
+}
+
+/// The partitions' own indexes of the partitioned index `parent`.
+async fn partition_indexes(owner: &tokio_postgres::Client, parent: &str) -> Vec<String> {
+    owner
+        .query(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+             WHERE i.inhparent = $1::text::regclass ORDER BY c.relname",
+            &[&parent],
+        )
+        .await
+        .expect("partition indexes")
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
 }
 
 #[tokio::test]
@@ -487,6 +528,130 @@ async fn migration_16_derives_the_mentions_of_stored_texts() {
         .map(|row| (row.get(0), row.get(1)))
         .expect("pg_class");
     assert!(enabled && forced, "row-level security is on for mentions");
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn migration_17_partitions_the_vectors_by_team_and_keeps_them_searchable() {
+    let Some(url) = testing::url() else {
+        return;
+    };
+    let config = testing::database_at_version(&url, 16)
+        .await
+        .expect("database at version 16");
+    let (owner, connection) = config.connect(NoTls).await.expect("connect");
+    tokio::spawn(connection);
+    let contract = EmbeddingContract {
+        provider: "test".into(),
+        model: "random-unit-vectors".into(),
+        dims: 64,
+        normalization: "l2".into(),
+        version: 1,
+    };
+    let team = uuid::Uuid::now_v7();
+    owner
+        .batch_execute(&format!(
+            "INSERT INTO teams (team_id, name, created_at) VALUES ('{team}', 't', 0); \
+             SELECT set_config('mnem.team_id', '{team}', false); \
+             INSERT INTO profiles (team_id, profile_id, name, created_at) \
+               VALUES ('{team}', '{team}', 'owner', 0); \
+             CREATE INDEX evidence_vectors_hnsw_64 ON evidence_vectors \
+               USING hnsw ((embedding::vector(64)) vector_cosine_ops) WHERE dims = 64;"
+        ))
+        .await
+        .expect("team and an older build's vector index");
+    let vectors = unit_vectors(3, contract.dims, 5);
+    let mut ids = Vec::new();
+    for (i, vector) in vectors.iter().enumerate() {
+        let id = uuid::Uuid::now_v7();
+        owner
+            .execute(
+                "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
+                 source_type, source, authority, source_group, labels, refs, scope, \
+                 scope_depth, space, observed_at, recorded_at, content_hash, state) \
+                 VALUES ($1, $2, $1, $3, 'note', 'manual', 's', 'unknown', 'g', '[]', '[]', \
+                 '', 0, 'team', $4, $4, $3, 'current')",
+                &[&team, &id, &format!("text {i}"), &(i as i64)],
+            )
+            .await
+            .expect("evidence");
+        owner
+            .execute(
+                "INSERT INTO evidence_vectors (team_id, evidence_id, contract, dims, embedding) \
+                 VALUES ($1, $2, $3, 64, $4)",
+                &[
+                    &team,
+                    &id,
+                    &contract.key(),
+                    &pgvector::Vector::from(vector.clone()),
+                ],
+            )
+            .await
+            .expect("vector");
+        ids.push(id);
+    }
+    owner
+        .execute(
+            "INSERT INTO graph_documents (team_id, target_kind, target_id, text, contract, \
+             dims, embedding) VALUES ($1, 'entity', $2, 'Zanzibar', $3, 64, $4)",
+            &[
+                &team,
+                &uuid::Uuid::now_v7(),
+                &contract.key(),
+                &pgvector::Vector::from(vectors[0].clone()),
+            ],
+        )
+        .await
+        .expect("discovery document");
+
+    let store = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 2)
+        .await
+        .expect("connect");
+    for (table, rows) in [("evidence_vectors", 3), ("graph_documents", 1)] {
+        let (kind, enabled, forced): (i8, bool, bool) = owner
+            .query_one(
+                "SELECT relkind::\"char\", relrowsecurity, relforcerowsecurity \
+                 FROM pg_class WHERE relname = $1",
+                &[&table],
+            )
+            .await
+            .map(|row| (row.get(0), row.get(1), row.get(2)))
+            .expect("pg_class");
+        assert_eq!(kind as u8, b'p', "{table} is partitioned");
+        assert!(enabled && forced, "row-level security is on for {table}");
+        let kept: i64 = owner
+            .query_one(
+                &format!("SELECT count(*) FROM {table} WHERE team_id = $1"),
+                &[&team],
+            )
+            .await
+            .expect("count")
+            .get(0);
+        assert_eq!(kept, rows, "every row of {table} is kept");
+        let graphs = partition_indexes(&owner, &format!("{table}_hnsw_64")).await;
+        assert_eq!(graphs.len(), 32, "{table}'s index, made again: {graphs:?}");
+    }
+
+    let actor = mnem_core::Actor {
+        team: mnem_core::TeamId(team),
+        profile: mnem_core::ProfileId(team),
+    };
+    let nearest = store
+        .vector_candidates(
+            &actor,
+            &RecallQuery::text("anything"),
+            &vectors[1],
+            &contract,
+            Timestamp::from_seconds(4_000_000_000),
+            3,
+        )
+        .await
+        .expect("vector branch");
+    assert_eq!(nearest.len(), 3, "the app still reads the team's vectors");
+    assert_eq!(
+        nearest[0].evidence.id.0, ids[1],
+        "its own vector is nearest"
+    );
 }
 
 #[tokio::test]
