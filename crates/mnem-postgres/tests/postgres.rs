@@ -408,15 +408,16 @@ async fn pruning_common_terms_never_changes_the_lexical_branch() {
     .await;
 }
 
-#[tokio::test]
-#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
-async fn migration_15_indexes_irregular_forms_again_and_recounts_the_statistics() {
-    let Some(url) = testing::url() else {
-        return;
-    };
-    let config = testing::database_at_version(&url, 14)
+/// A database an older build left at `version`, the owner's connection to it (set to act
+/// in the team, so row-level security admits its rows) and a team with an owner profile
+/// whose id is the team's.
+async fn older_database_with_team(
+    url: &str,
+    version: i64,
+) -> (Config, tokio_postgres::Client, uuid::Uuid) {
+    let config = testing::database_at_version(url, version)
         .await
-        .expect("database at version 14");
+        .expect("database at an older version");
     let (owner, connection) = config.connect(NoTls).await.expect("connect");
     tokio::spawn(connection);
     let team = uuid::Uuid::now_v7();
@@ -429,6 +430,38 @@ async fn migration_15_indexes_irregular_forms_again_and_recounts_the_statistics(
         ))
         .await
         .expect("team");
+    (config, owner, team)
+}
+
+/// A current text written as an older build wrote it: the evidence row alone, observed
+/// and recorded at `at` (what a migration's Rust step derives is not there).
+async fn store_text_as_older_build(
+    owner: &tokio_postgres::Client,
+    team: uuid::Uuid,
+    id: uuid::Uuid,
+    content: &str,
+    at: i64,
+) {
+    owner
+        .execute(
+            "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
+             source_type, source, authority, source_group, labels, refs, scope, \
+             scope_depth, space, observed_at, recorded_at, content_hash, state) \
+             VALUES ($1, $2, $1, $3, 'note', 'manual', 's', 'unknown', 'g', '[]', '[]', \
+             '', 0, 'team', $4, $4, $3, 'current')",
+            &[&team, &id, &content, &at],
+        )
+        .await
+        .expect("evidence");
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn migration_15_indexes_irregular_forms_again_and_recounts_the_statistics() {
+    let Some(url) = testing::url() else {
+        return;
+    };
+    let (config, owner, team) = older_database_with_team(&url, 14).await;
     // What a version-14 build stored for "Ann made a window": "made" as its own term.
     owner
         .execute(
@@ -472,32 +505,15 @@ async fn migration_16_derives_the_mentions_of_stored_texts() {
     let Some(url) = testing::url() else {
         return;
     };
-    let config = testing::database_at_version(&url, 15)
-        .await
-        .expect("database at version 15");
-    let (owner, connection) = config.connect(NoTls).await.expect("connect");
-    tokio::spawn(connection);
-    let team = uuid::Uuid::now_v7();
-    owner
-        .batch_execute(&format!(
-            "INSERT INTO teams (team_id, name, created_at) VALUES ('{team}', 't', 0); \
-             SELECT set_config('mnem.team_id', '{team}', false); \
-             INSERT INTO profiles (team_id, profile_id, name, created_at) \
-               VALUES ('{team}', '{team}', 'owner', 0);"
-        ))
-        .await
-        .expect("team");
-    owner
-        .execute(
-            "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
-             source_type, source, authority, source_group, labels, refs, scope, \
-             scope_depth, space, observed_at, recorded_at, content_hash, state) \
-             VALUES ($1, $2, $1, 'We flew to Zanzibar in 2019', 'note', 'manual', 's', \
-             'unknown', 'g', '[]', '[]', '', 0, 'team', 0, 0, 'h', 'current')",
-            &[&team, &uuid::Uuid::now_v7()],
-        )
-        .await
-        .expect("evidence");
+    let (config, owner, team) = older_database_with_team(&url, 15).await;
+    store_text_as_older_build(
+        &owner,
+        team,
+        uuid::Uuid::now_v7(),
+        "We flew to Zanzibar in 2019",
+        0,
+    )
+    .await;
 
     let _store = PgStore::connect_config(config.clone(), Arc::new(SystemClock), 2)
         .await
@@ -536,11 +552,7 @@ async fn migration_17_partitions_the_vectors_by_team_and_keeps_them_searchable()
     let Some(url) = testing::url() else {
         return;
     };
-    let config = testing::database_at_version(&url, 16)
-        .await
-        .expect("database at version 16");
-    let (owner, connection) = config.connect(NoTls).await.expect("connect");
-    tokio::spawn(connection);
+    let (config, owner, team) = older_database_with_team(&url, 16).await;
     let contract = EmbeddingContract {
         provider: "test".into(),
         model: "random-unit-vectors".into(),
@@ -548,33 +560,18 @@ async fn migration_17_partitions_the_vectors_by_team_and_keeps_them_searchable()
         normalization: "l2".into(),
         version: 1,
     };
-    let team = uuid::Uuid::now_v7();
     owner
-        .batch_execute(&format!(
-            "INSERT INTO teams (team_id, name, created_at) VALUES ('{team}', 't', 0); \
-             SELECT set_config('mnem.team_id', '{team}', false); \
-             INSERT INTO profiles (team_id, profile_id, name, created_at) \
-               VALUES ('{team}', '{team}', 'owner', 0); \
-             CREATE INDEX evidence_vectors_hnsw_64 ON evidence_vectors \
-               USING hnsw ((embedding::vector(64)) vector_cosine_ops) WHERE dims = 64;"
-        ))
+        .batch_execute(
+            "CREATE INDEX evidence_vectors_hnsw_64 ON evidence_vectors \
+               USING hnsw ((embedding::vector(64)) vector_cosine_ops) WHERE dims = 64;",
+        )
         .await
-        .expect("team and an older build's vector index");
+        .expect("an older build's vector index");
     let vectors = unit_vectors(3, contract.dims, 5);
     let mut ids = Vec::new();
     for (i, vector) in vectors.iter().enumerate() {
         let id = uuid::Uuid::now_v7();
-        owner
-            .execute(
-                "INSERT INTO evidence (team_id, evidence_id, owner_profile_id, content, kind, \
-                 source_type, source, authority, source_group, labels, refs, scope, \
-                 scope_depth, space, observed_at, recorded_at, content_hash, state) \
-                 VALUES ($1, $2, $1, $3, 'note', 'manual', 's', 'unknown', 'g', '[]', '[]', \
-                 '', 0, 'team', $4, $4, $3, 'current')",
-                &[&team, &id, &format!("text {i}"), &(i as i64)],
-            )
-            .await
-            .expect("evidence");
+        store_text_as_older_build(&owner, team, id, &format!("text {i}"), i as i64).await;
         owner
             .execute(
                 "INSERT INTO evidence_vectors (team_id, evidence_id, contract, dims, embedding) \
