@@ -10,8 +10,9 @@ use mnem_store::{
 use tokio_postgres::{Row, Transaction};
 use uuid::Uuid;
 
+use crate::prepared::{self, Session};
 use crate::rows::{col, optional_stamp, parsed};
-use crate::{begin, ensure_profile, set_team, DbResult, PgStore};
+use crate::{begin, ensure_profile, DbResult, PgStore, SET_TEAM};
 
 const KEY_COLUMNS: &str = "k.key_prefix, k.team_id, k.profile_id, t.name, k.access, \
      k.secret_hash, k.created_at, k.expires_at, k.revoked_at \
@@ -35,20 +36,20 @@ fn key_from_row(row: &Row, profile_name: String) -> Result<ApiKeyRecord> {
     })
 }
 
-async fn profile_name(tx: &Transaction<'_>, team: Uuid, profile: Uuid) -> Result<String> {
-    set_team(tx, TeamId(team)).await?;
+async fn profile_name(tx: &impl Session, team: Uuid, profile: Uuid) -> Result<String> {
+    prepared::execute(tx, SET_TEAM, &[&team.to_string()]).await?;
     col(
-        &tx.query_one(
+        &prepared::query_one(
+            tx,
             "SELECT name FROM profiles WHERE team_id = $1 AND profile_id = $2",
             &[&team, &profile],
         )
-        .await
-        .db()?,
+        .await?,
         0,
     )
 }
 
-async fn keys_from_rows(tx: &Transaction<'_>, rows: &[Row]) -> Result<Vec<ApiKeyRecord>> {
+async fn keys_from_rows(tx: &impl Session, rows: &[Row]) -> Result<Vec<ApiKeyRecord>> {
     let mut keys = Vec::with_capacity(rows.len());
     for row in rows {
         let name = profile_name(tx, col(row, 1)?, col(row, 2)?).await?;
@@ -57,14 +58,16 @@ async fn keys_from_rows(tx: &Transaction<'_>, rows: &[Row]) -> Result<Vec<ApiKey
     Ok(keys)
 }
 
-async fn key_by_prefix(tx: &Transaction<'_>, prefix: &str) -> Result<Option<ApiKeyRecord>> {
-    let rows = tx
-        .query(
-            &format!("SELECT {KEY_COLUMNS} WHERE k.key_prefix = $1"),
-            &[&prefix],
-        )
-        .await
-        .db()?;
+/// Read on every authenticated request (expiry and revocation are never cached), so its
+/// statements stay prepared on the connection: a bare text costs a parse round trip and
+/// a close each time, three of them per request before.
+async fn key_by_prefix(tx: &impl Session, prefix: &str) -> Result<Option<ApiKeyRecord>> {
+    let rows = prepared::query(
+        tx,
+        &format!("SELECT {KEY_COLUMNS} WHERE k.key_prefix = $1"),
+        &[&prefix],
+    )
+    .await?;
     Ok(keys_from_rows(tx, &rows).await?.pop())
 }
 
