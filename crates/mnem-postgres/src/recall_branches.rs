@@ -188,10 +188,31 @@ pub async fn vector(
     if query_vector.len() != contract.dims {
         return Ok(Vec::new()); // a vector of another width never matches
     }
-    let exact = scans_exactly(tx, actor, query, plan).await?;
-    tune_vector_scan(tx, pool).await?;
+    let exact = tune_and_choose(tx, actor, query, pool, plan).await?;
     let stmt = vector_statement(actor, query, query_vector, contract, now, pool, exact);
     query_candidates(tx, &stmt.sql, &stmt.params).await
+}
+
+/// Sets the transaction's HNSW search ([`tune_vector_scan`]) and says whether the branch
+/// [`scans_exactly`]: the settings and the team's text count go as one statement, one
+/// round trip where they were two.
+async fn tune_and_choose(
+    tx: &impl Session,
+    actor: &Actor,
+    query: &RecallQuery,
+    pool: usize,
+    plan: VectorPlan,
+) -> Result<bool> {
+    let row = prepared::query_one(
+        tx,
+        "SELECT set_config('hnsw.ef_search', $1, true), \
+                set_config('hnsw.iterative_scan', 'relaxed_order', true), \
+                COALESCE((SELECT documents FROM text_stats WHERE team_id = $2), 0)::int8",
+        &[&ef_search(pool), &actor.team.0],
+    )
+    .await?;
+    let team_texts = usize::try_from(col::<i64>(&row, 2)?).unwrap_or(0);
+    scans_exactly(tx, actor, query, plan, team_texts).await
 }
 
 /// Whether the vector branch compares every eligible vector rather than walk the graph:
@@ -202,11 +223,9 @@ async fn scans_exactly(
     actor: &Actor,
     query: &RecallQuery,
     plan: VectorPlan,
+    team_texts: usize,
 ) -> Result<bool> {
-    if plan.exact {
-        return Ok(true);
-    }
-    if plan.ann_threshold > 0 && team_texts(tx, actor).await? < plan.ann_threshold {
+    if plan.exact || team_texts < plan.ann_threshold {
         return Ok(true);
     }
     small_period(tx, actor, query).await
@@ -225,18 +244,6 @@ pub(crate) async fn small_period(
     Ok(count.is_some_and(|count| count <= SMALL_PERIOD))
 }
 
-/// The team's stored texts, as its statistics count them (a team with fewer texts has
-/// fewer vectors).
-async fn team_texts(tx: &impl Session, actor: &Actor) -> Result<usize> {
-    let row = prepared::query_one(
-        tx,
-        "SELECT COALESCE((SELECT documents FROM text_stats WHERE team_id = $1), 0)::int8",
-        &[&actor.team.0],
-    )
-    .await?;
-    Ok(usize::try_from(col::<i64>(&row, 0)?).unwrap_or(0))
-}
-
 /// The vector branch's plan, as `EXPLAIN (ANALYZE, BUFFERS)` prints it (for the operator
 /// and for the test that the index, not a scan, answers).
 #[allow(clippy::too_many_arguments)]
@@ -250,8 +257,7 @@ pub async fn explain_vector(
     pool: usize,
     plan: VectorPlan,
 ) -> Result<String> {
-    let exact = scans_exactly(tx, actor, query, plan).await?;
-    tune_vector_scan(tx, pool).await?;
+    let exact = tune_and_choose(tx, actor, query, pool, plan).await?;
     let stmt = vector_statement(actor, query, query_vector, contract, now, pool, exact);
     let sql = format!("EXPLAIN (ANALYZE, BUFFERS) {}", stmt.sql);
     let rows = tx.query(&sql, &param_refs(&stmt.params)).await.db()?;
@@ -316,15 +322,19 @@ const MIN_EF_SEARCH: usize = 100;
 /// pool (and never shorter than [`MIN_EF_SEARCH`]), and iterative scans that keep walking
 /// the graph until enough rows pass the filters (pgvector 0.8).
 pub async fn tune_vector_scan(tx: &impl Session, pool: usize) -> Result<()> {
-    let ef_search = pool.clamp(MIN_EF_SEARCH, 1000).to_string();
     prepared::execute(
         tx,
         "SELECT set_config('hnsw.ef_search', $1, true), \
                 set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-        &[&ef_search],
+        &[&ef_search(pool)],
     )
     .await?;
     Ok(())
+}
+
+/// The HNSW candidate list for a pool of `pool`, as `hnsw.ef_search` takes it.
+fn ef_search(pool: usize) -> String {
+    pool.clamp(MIN_EF_SEARCH, 1000).to_string()
 }
 
 /// Evidence windows: each hit's eligible neighbours in its source group, nearest first on
