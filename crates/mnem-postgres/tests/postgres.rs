@@ -7,9 +7,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use mnem_conformance::helpers::{conversation_turn, texts_after};
-use mnem_core::{EmbeddingContract, NewEvidence, RecallQuery, Timestamp};
+use mnem_core::{Access, EmbeddingContract, KeyRefusal, NewEvidence, RecallQuery, Timestamp};
 use mnem_postgres::{testing, PgStore, VectorSearch, APP_ROLE};
-use mnem_store::{DocumentTarget, EvidenceStore, SearchIndex, SystemClock};
+use mnem_service::{AuthError, Authenticator};
+use mnem_store::{
+    CredentialStore, DocumentTarget, EvidenceStore, GraphStore, SearchIndex, SystemClock,
+};
 use tokio_postgres::{Config, NoTls};
 
 async fn fresh() -> Option<(Config, PgStore)> {
@@ -1007,4 +1010,53 @@ async fn a_cancelled_shared_read_never_returns_its_open_transaction_to_the_pool(
         .expect("a write after the cancelled read");
     let after = texts_after(&store, &actor, &first).await;
     assert_eq!(after, vec!["turn 2 of the conversation".to_string()]);
+}
+
+/// Every authenticated request reads its key, then its profile under the key's team,
+/// through statements the pooled connection keeps prepared. On one connection, keys of
+/// two teams read in turn still find their own team and profile, and a revocation is seen
+/// by the very next read.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: scripts/test.sh runs it"]
+async fn keys_of_two_teams_read_in_turn_on_one_connection_find_their_own_profiles() {
+    let Some(store) = fresh_with_one_connection().await else {
+        return;
+    };
+    let store = Arc::new(store);
+    store.create_team("acme").await.expect("team acme");
+    store.create_team("globex").await.expect("team globex");
+    let auth = Authenticator::new(Arc::clone(&store));
+    let alice = auth
+        .issue("acme", "alice", Access::Write, None)
+        .await
+        .expect("alice's key");
+    let bob = auth
+        .issue("globex", "bob", Access::Read, None)
+        .await
+        .expect("bob's key");
+    let alice_actor = store.open_profile("acme", "alice").await.expect("alice");
+    let bob_actor = store.open_profile("globex", "bob").await.expect("bob");
+    for _ in 0..3 {
+        let read = store.api_key(&alice.record.prefix).await.expect("read");
+        let read = read.expect("alice's key is stored");
+        assert_eq!(read.team_name, "acme");
+        assert_eq!(read.profile_name, "alice");
+        let read = store.api_key(&bob.record.prefix).await.expect("read");
+        let read = read.expect("bob's key is stored");
+        assert_eq!(read.team_name, "globex");
+        assert_eq!(read.profile_name, "bob");
+        let principal = auth.authenticate(&alice.token).await.expect("alice");
+        assert_eq!(principal.actor, alice_actor);
+        let principal = auth.authenticate(&bob.token).await.expect("bob");
+        assert_eq!(principal.actor, bob_actor);
+    }
+    auth.revoke("acme", &alice.record.prefix)
+        .await
+        .expect("revoke");
+    assert!(matches!(
+        auth.authenticate(&alice.token).await,
+        Err(AuthError::Refused(KeyRefusal::Revoked))
+    ));
+    let principal = auth.authenticate(&bob.token).await.expect("bob");
+    assert_eq!(principal.actor, bob_actor);
 }
