@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::prepared::{self, Session};
 use crate::rows::{col, optional_stamp, parsed};
-use crate::{begin, ensure_profile, DbResult, PgStore, SET_TEAM};
+use crate::{begin, ensure_profile, set_team, DbResult, PgStore};
 
 const KEY_COLUMNS: &str = "k.key_prefix, k.team_id, k.profile_id, t.name, k.access, \
      k.secret_hash, k.created_at, k.expires_at, k.revoked_at \
@@ -37,7 +37,7 @@ fn key_from_row(row: &Row, profile_name: String) -> Result<ApiKeyRecord> {
 }
 
 async fn profile_name(tx: &impl Session, team: Uuid, profile: Uuid) -> Result<String> {
-    prepared::execute(tx, SET_TEAM, &[&team.to_string()]).await?;
+    set_team(tx, TeamId(team)).await?;
     col(
         &prepared::query_one(
             tx,

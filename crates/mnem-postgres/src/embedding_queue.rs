@@ -297,7 +297,7 @@ fn kind_and_id(target: &DocumentTarget) -> (&'static str, Uuid) {
 /// Stores vectors team by team, a few set-based statements per team (vectors travel as
 /// pgvector's text form, which round-trips f32 exactly), and marks their jobs current.
 pub async fn store_vectors(
-    tx: &Transaction<'_>,
+    tx: &impl crate::prepared::Session,
     contract: &EmbeddingContract,
     vectors: &[(PendingDocument, Vec<f32>)],
     now: Timestamp,

@@ -260,9 +260,7 @@ pub(crate) async fn begin<'c>(
 ) -> Result<deadpool_postgres::Transaction<'c>> {
     let tx = start(client, read_only).await?;
     if let Some(team) = team {
-        // Every recall opens several transactions: a statement the connection prepared
-        // once saves the parse round trip a bare text costs each time.
-        prepared::execute(&tx, SET_TEAM, &[&team.0.to_string()]).await?;
+        set_team(&tx, team).await?;
     }
     Ok(tx)
 }
@@ -291,9 +289,11 @@ async fn start(
 pub(crate) const SET_TEAM_FOR_LOOKUPS: &str = "SELECT set_config('mnem.team_id', $1, true), \
      set_config('plan_cache_mode', 'force_generic_plan', true)";
 
-/// Names the transaction's team for the row-level policies.
-pub(crate) async fn set_team(tx: &Transaction<'_>, team: TeamId) -> Result<()> {
-    tx.execute(SET_TEAM, &[&team.0.to_string()]).await.db()?;
+/// Names the transaction's team for the row-level policies. Every recall, write and
+/// authenticated request does, often several times: a statement the connection prepared
+/// once saves the parse round trip (and the close) a bare text costs each time.
+pub(crate) async fn set_team(tx: &impl prepared::Session, team: TeamId) -> Result<()> {
+    prepared::execute(tx, SET_TEAM, &[&team.0.to_string()]).await?;
     Ok(())
 }
 
@@ -986,7 +986,7 @@ impl SearchIndex for PgStore {
 /// Resolves (creating on first use) a team and one of its profiles by name; leaves the
 /// transaction scoped to that team.
 pub(crate) async fn ensure_profile(
-    tx: &Transaction<'_>,
+    tx: &impl prepared::Session,
     team: &str,
     profile: &str,
     now: Timestamp,
