@@ -992,6 +992,12 @@ fn bench_reports_each_size_with_latency_per_path_store_size_and_peak_memory() {
         paths,
         ["lexical", "hybrid, exact vectors", "hybrid, HNSW vectors"]
     );
+    for path in size["recall_ms"].as_array().unwrap() {
+        for pass in ["latency_ms", "second_pass_ms"] {
+            let p50 = path[pass]["p50"].as_f64().unwrap();
+            assert!(p50 > 0.0, "{} {pass}: p50 {p50}", path["profile"]);
+        }
+    }
     assert!(
         report["model_query_embedding_ms"].is_null(),
         "no model asked for"

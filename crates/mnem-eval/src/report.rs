@@ -24,6 +24,9 @@ pub struct QuestionResult {
     pub item_ranks: Vec<usize>,
     /// 1-based ranks of gold sessions (a session ranks where its best turn ranks).
     pub group_ranks: Vec<usize>,
+    /// The benchmark ids of the deep recall's first ten turns, in rank order: what a
+    /// gold turn ranked below, for reading misses from the `--out` file.
+    pub top_items: Vec<String>,
     /// What the agent-facing recall returned under each byte budget.
     pub budgets: Vec<BudgetResult>,
     pub top_score: Option<f64>,

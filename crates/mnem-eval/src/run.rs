@@ -477,6 +477,11 @@ async fn ask<S: GraphStore + SearchIndex>(
             gold_groups: question.gold_groups.len(),
             item_ranks: gold_ranks(&deep_items, &question.gold_items),
             group_ranks: gold_ranks(&deep_groups, &question.gold_groups),
+            top_items: deep_items
+                .iter()
+                .take(10)
+                .map(|id| id.to_string())
+                .collect(),
             budgets,
             top_score,
             leaks: leaked,

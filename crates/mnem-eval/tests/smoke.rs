@@ -84,6 +84,20 @@ async fn only_what_fits_the_byte_budget_counts_as_returned() {
     let marathon = &lines[0];
     assert_eq!(marathon["question_id"], "mini:0");
     assert_eq!(marathon["item_ranks"], serde_json::json!([1, 2]));
+    let top: Vec<&str> = marathon["top_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert!(top.len() <= 10, "at most ten: {top:?}");
+    let mut gold_first = top[..2].to_vec();
+    gold_first.sort_unstable();
+    assert_eq!(
+        gold_first,
+        ["D1:2", "D2:1"],
+        "the gold turns rank first and second"
+    );
     assert_eq!(marathon["budgets"][0]["item_ranks"], serde_json::json!([1]));
     assert_eq!(marathon["budgets"][0]["returned"], 1);
 }
