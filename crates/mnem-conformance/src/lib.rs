@@ -218,6 +218,7 @@ macro_rules! conformance_suite {
                 a_hub_mention_is_never_followed,
                 a_mention_never_surfaces_an_item_its_reader_could_not_recall,
                 a_forgotten_text_mentions_nothing,
+                the_mention_read_counts_lists_and_reads_only_unknown_records,
             );
         }
         mod vector_branch {

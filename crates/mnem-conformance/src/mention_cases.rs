@@ -211,3 +211,71 @@ pub async fn a_forgotten_text_mentions_nothing<S: Backend>(fx: Fixture<S>) {
     let fx = fx.with_profile(hopping(3));
     want_set(&fx.recall(query()).await, &[&leader], "and brings nothing");
 }
+
+/// The hop's store read, whole: each key some text mentions has its team count (up to
+/// the cut-off and one more), a key listed twice is read once, a hub lists no items, a
+/// key nothing mentions has no entry; an item that is no hub's lists under each key it
+/// mentions, and its full record comes back only when the caller does not know it yet.
+pub async fn the_mention_read_counts_lists_and_reads_only_unknown_records<S: Backend>(
+    fx: Fixture<S>,
+) {
+    let known = fx
+        .remember("We booked the ferry to Zanzibar with Okonkwo.")
+        .await;
+    let unknown = fx.remember("The sunsets in Zanzibar were unreal.").await;
+    for place in ["Lisbon", "Porto", "Faro"] {
+        fx.remember(&format!("We flew with Okonkwo to {place} in May."))
+            .await;
+    }
+    let read = fx
+        .store
+        .mentioned(
+            &fx.actor,
+            &query().validated().expect("valid"),
+            fx.clock.peek(),
+            vec![
+                KEY.to_string(),
+                "okonkwo".to_string(),
+                "nowhere".to_string(),
+                KEY.to_string(),
+            ],
+            3,
+            HashSet::from([known.id]),
+        )
+        .await
+        .expect("mentioned");
+    let mut keys: Vec<&str> = read.keys.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["okonkwo", KEY],
+        "one entry per key some text mentions"
+    );
+    assert_eq!(read.keys[KEY].items, 2, "two texts name Zanzibar");
+    let mut listed = read.keys[KEY].eligible.clone();
+    listed.sort_unstable();
+    let mut want = vec![known.id, unknown.id];
+    want.sort_unstable();
+    assert_eq!(
+        listed, want,
+        "listed once each, though the key was asked twice"
+    );
+    assert_eq!(
+        read.keys["okonkwo"].items, 4,
+        "a hub is counted to one past the cut-off"
+    );
+    assert!(
+        read.keys["okonkwo"].eligible.is_empty(),
+        "a hub lists nothing"
+    );
+    let records: HashSet<EvidenceId> = read.records.keys().copied().collect();
+    assert_eq!(
+        records,
+        HashSet::from([unknown.id]),
+        "only the unknown item is read whole"
+    );
+    assert_eq!(
+        read.records[&unknown.id].content, unknown.content,
+        "its record is the stored one"
+    );
+}
