@@ -230,7 +230,7 @@ async fn time_profiles<S: GraphStore + SearchIndex + Clone>(
         let memory = Memory::open(store.clone(), Some(Arc::clone(&hashing)))
             .await?
             .with_profile(profile);
-        recall_ms.push(time_recalls(label, &memory, &ingested.actors, ingested, options).await?);
+        recall_ms.push(time_recalls(label, &memory, ingested, options).await?);
     }
     Ok(recall_ms)
 }
@@ -276,7 +276,7 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
         ann.recall(actor, RecallQuery::text("load the index"))
             .await?;
     }
-    recall_ms.push(time_recalls("hybrid, HNSW vectors", &ann, actors, &ingested, options).await?);
+    recall_ms.push(time_recalls("hybrid, HNSW vectors", &ann, &ingested, options).await?);
 
     Ok(SizeReport {
         backend: "sqlite",
@@ -344,16 +344,7 @@ async fn run_size_postgres(
     let memory = Memory::open(exact, Some(Arc::new(HashingEmbedder::default())))
         .await?
         .with_profile(DEFAULT_PROFILE);
-    recall_ms.push(
-        time_recalls(
-            "hybrid, exact vectors",
-            &memory,
-            &ingested.actors,
-            &ingested,
-            options,
-        )
-        .await?,
-    );
+    recall_ms.push(time_recalls("hybrid, exact vectors", &memory, &ingested, options).await?);
     Ok(SizeReport {
         backend: "postgres",
         items,
@@ -375,12 +366,15 @@ async fn run_size_postgres(
 async fn time_recalls<S: GraphStore + SearchIndex>(
     label: &str,
     memory: &Memory<S>,
-    actors: &[Actor],
     ingested: &Ingested,
     options: &BenchOptions,
 ) -> Result<ProfileLatency, EvalError> {
-    let recall =
-        |query: &Query| memory.recall(&actors[query.team], RecallQuery::text(query.text.clone()));
+    let recall = |query: &Query| {
+        memory.recall(
+            &ingested.actors[query.team],
+            RecallQuery::text(query.text.clone()),
+        )
+    };
     // Warm the statement cache (and the first pages) before timing.
     for query in ingested.queries.iter().take(10) {
         recall(query).await?;
