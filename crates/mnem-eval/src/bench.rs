@@ -74,8 +74,8 @@ pub struct SizeReport {
 pub struct ProfileLatency {
     pub profile: String,
     /// The first timed pass over the queries, right after ingest (and, for the HNSW
-    /// line, after the index is loaded): pages the queries need may still be read from
-    /// disk, which at 1M is much of what a recall reads.
+    /// line, after the index is loaded): on a store larger than what stays cached, pages
+    /// the queries need may still be read from disk.
     pub latency_ms: Spread,
     /// A second pass over as many fresh queries, right after the first: the same store
     /// with what the first pass read cached, as a server that has been answering for a
