@@ -6,8 +6,9 @@
 
 use std::collections::HashSet;
 
+use mnem_core::hop::MentionRead;
 use mnem_core::{
-    Evidence, EvidenceId, NewEvidence, RankingProfile, RecallQuery, Space, CONVEX_6_PROFILE,
+    Actor, Evidence, EvidenceId, NewEvidence, RankingProfile, RecallQuery, Space, CONVEX_6_PROFILE,
     DEFAULT_PROFILE,
 };
 
@@ -28,6 +29,36 @@ fn hopping(max_mentions: usize) -> RankingProfile {
 
 fn query() -> RecallQuery {
     RecallQuery::text("ferry")
+}
+
+/// The entity hop's store read for `keys` as `actor`, at the fixture's clock.
+async fn read_mentions<S: Backend>(
+    fx: &Fixture<S>,
+    actor: &Actor,
+    keys: &[&str],
+    max_items: usize,
+    known: HashSet<EvidenceId>,
+) -> MentionRead {
+    fx.store
+        .mentioned(
+            actor,
+            &query().validated().expect("valid"),
+            fx.clock.peek(),
+            keys.iter().map(|key| key.to_string()).collect(),
+            max_items,
+            known,
+        )
+        .await
+        .expect("mentioned")
+}
+
+/// How many of the fixture's team's texts mention [`KEY`], as the hop's read counts.
+async fn texts_naming_the_key<S: Backend>(fx: &Fixture<S>) -> u64 {
+    read_mentions(fx, &fx.actor, &[KEY], 8, HashSet::new())
+        .await
+        .keys
+        .get(KEY)
+        .map_or(0, |found| found.items)
 }
 
 fn ids(items: &[&Evidence]) -> HashSet<EvidenceId> {
@@ -129,18 +160,7 @@ pub async fn a_mention_never_surfaces_an_item_its_reader_could_not_recall<S: Bac
         &[&leader, &eligible],
         "retracted, held, expired, private and other-team items stay out",
     );
-    let read = fx
-        .store
-        .mentioned(
-            &fx.actor,
-            &query().validated().expect("valid"),
-            fx.clock.peek(),
-            vec![KEY.to_string()],
-            8,
-            HashSet::from([leader.id]),
-        )
-        .await
-        .expect("mentioned");
+    let read = read_mentions(&fx, &fx.actor, &[KEY], 8, HashSet::from([leader.id])).await;
     let found = &read.keys[KEY];
     assert_eq!(
         found.items, 6,
@@ -156,18 +176,7 @@ pub async fn a_mention_never_surfaces_an_item_its_reader_could_not_recall<S: Bac
         ids(&[&eligible]),
         "records are read only for items the caller does not hold"
     );
-    let theirs = fx
-        .store
-        .mentioned(
-            &other_team,
-            &query().validated().expect("valid"),
-            fx.clock.peek(),
-            vec![KEY.to_string()],
-            8,
-            HashSet::new(),
-        )
-        .await
-        .expect("mentioned");
+    let theirs = read_mentions(&fx, &other_team, &[KEY], 8, HashSet::new()).await;
     assert_eq!(
         theirs.keys[KEY].items, 1,
         "the other team counts its own only"
@@ -181,33 +190,16 @@ pub async fn a_forgotten_text_mentions_nothing<S: Backend>(fx: Fixture<S>) {
     let mut private = NewEvidence::new("My diary of Zanzibar, forgotten later.");
     private.space = Space::Private;
     let forgotten = fx.remember_with(private).await;
-    let count = |fx: &Fixture<S>| {
-        let store = fx.store.clone();
-        let actor = fx.actor;
-        let now = fx.clock.peek();
-        async move {
-            store
-                .mentioned(
-                    &actor,
-                    &query().validated().expect("valid"),
-                    now,
-                    vec![KEY.to_string()],
-                    8,
-                    HashSet::new(),
-                )
-                .await
-                .expect("mentioned")
-                .keys
-                .get(KEY)
-                .map_or(0, |found| found.items)
-        }
-    };
-    assert_eq!(count(&fx).await, 2, "both texts mention it");
+    assert_eq!(texts_naming_the_key(&fx).await, 2, "both texts mention it");
     fx.memory
         .forget(&fx.actor, vec![forgotten.id])
         .await
         .expect("forget");
-    assert_eq!(count(&fx).await, 1, "the erased text's mention is gone");
+    assert_eq!(
+        texts_naming_the_key(&fx).await,
+        1,
+        "the erased text's mention is gone"
+    );
     let fx = fx.with_profile(hopping(3));
     want_set(&fx.recall(query()).await, &[&leader], "and brings nothing");
 }
@@ -227,23 +219,8 @@ pub async fn the_mention_read_counts_lists_and_reads_only_unknown_records<S: Bac
         fx.remember(&format!("We flew with Okonkwo to {place} in May."))
             .await;
     }
-    let read = fx
-        .store
-        .mentioned(
-            &fx.actor,
-            &query().validated().expect("valid"),
-            fx.clock.peek(),
-            vec![
-                KEY.to_string(),
-                "okonkwo".to_string(),
-                "nowhere".to_string(),
-                KEY.to_string(),
-            ],
-            3,
-            HashSet::from([known.id]),
-        )
-        .await
-        .expect("mentioned");
+    let keys = [KEY, "okonkwo", "nowhere", KEY];
+    let read = read_mentions(&fx, &fx.actor, &keys, 3, HashSet::from([known.id])).await;
     let mut keys: Vec<&str> = read.keys.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(
