@@ -982,6 +982,8 @@ fn bench_reports_each_size_with_latency_per_path_store_size_and_peak_memory() {
     assert_eq!(size["items"], 300);
     assert!(size["store_bytes"].as_u64().unwrap() > 0);
     assert!(size["ingest_per_sec"].as_f64().unwrap() > 0.0);
+    // Linux (where the suite runs): the process's own memory, read while the size ran.
+    assert!(size["peak_private_bytes"].as_u64().unwrap() > 0);
     let paths: Vec<&str> = size["recall_ms"]
         .as_array()
         .unwrap()
