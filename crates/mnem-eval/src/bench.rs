@@ -58,7 +58,7 @@ pub struct SizeReport {
     /// Peak private resident memory while this size ran (Linux `RssAnon`, sampled every
     /// [`MEMORY_SAMPLE`]): the process's own memory. Not `VmHWM`: the store's pages are
     /// read through memory maps of the file, OS file cache that `VmHWM` counts once per
-    /// read connection (at 1M, 25 GiB for a 3.9 GB store); the store's size is apart.
+    /// read connection (at 1M, 25,495 MiB for a 3.9 GB store); the store's size is apart.
     pub peak_private_bytes: Option<u64>,
     pub recall_ms: Vec<ProfileLatency>,
     /// SQLite: building and saving every team's vector index in the first process that

@@ -148,10 +148,10 @@ const STATEMENTS_CACHED: usize = 256;
 /// The map covers the whole store, however large. A page read through a map stays in the
 /// process's working set; a page read with `pread` is only in the kernel's file cache,
 /// which a host may reclaim once it has been idle for a while. This machine's kernel does
-/// (DAMON `pageout` of unmapped file pages idle for a minute, ~3.5 MB/s): on the bench's
-/// 3.9 GB 1M store, mapped at 1 GiB, the part past the map was read back from disk by the
-/// queries that came after minutes of other work, and hybrid recall's p95 reached
-/// 66–207 ms where a store inside the map stays under 5 ms. SQLite caps the map at 2 GiB
+/// (DAMON `pageout` of unmapped file pages idle for about a minute: a 1.9 GB file read
+/// once and left alone lost 0.7 GB of its cached pages within four minutes): on the bench's
+/// 3.9 GB 1M store, mapped at 1 GiB, hybrid recall after minutes of other work had a p95
+/// of 66–207 ms (the part past the map left to that cache); mapped whole, 7–12 ms. SQLite caps the map at 2 GiB
 /// unless built with a larger `SQLITE_MAX_MMAP_SIZE` (this workspace's
 /// `.cargo/config.toml` sets it); a build without it maps what it can and says so.
 fn read_through_memory_map(conn: &Connection) -> Result<()> {
