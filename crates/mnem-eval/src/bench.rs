@@ -43,6 +43,9 @@ pub struct BenchReport {
     pub vectors: &'static str,
     pub model_query_embedding_ms: Option<Spread>,
     pub sizes: Vec<SizeReport>,
+    /// With `--database`: per size, both backends timed query by query in turn over the
+    /// same corpus and queries ([`SideBySide`]).
+    pub side_by_side: Vec<SideBySide>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -88,6 +91,24 @@ pub struct ProfileLatency {
     pub mean_results: f64,
 }
 
+/// One size's recall latency on both backends, timed in turns: each query (both passes'
+/// queries) goes to SQLite and to PostgreSQL one after the other, the first backend
+/// alternating query by query, so both see the same machine. The per-backend sections
+/// time one backend minutes after the other, and on a shared 2-core machine their p95
+/// moved 2–3× between runs; a ratio is only meaningful measured this way.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideBySide {
+    pub items: usize,
+    pub profiles: Vec<PairedLatency>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PairedLatency {
+    pub profile: String,
+    pub sqlite_ms: Spread,
+    pub postgres_ms: Spread,
+}
+
 pub async fn run(options: &BenchOptions) -> Result<BenchReport, EvalError> {
     let model_query_embedding_ms = match &options.model {
         Some(model) => Some(time_model_queries(model.as_ref(), options)?),
@@ -104,12 +125,16 @@ pub async fn run(options: &BenchOptions) -> Result<BenchReport, EvalError> {
         eprint!("{}", size.section());
         size
     };
+    let mut side_by_side = Vec::new();
     for &items in &options.sizes {
-        sizes.push(done(run_size(items, options).await?));
+        let (report, sqlite) = run_size(items, options).await?;
+        sizes.push(done(report));
         if let (Some(store), Some(url)) = (&postgres, &options.database) {
-            sizes.push(done(
-                run_size_postgres(store.clone(), url, items, options).await?,
-            ));
+            let (report, postgres) = run_size_postgres(store.clone(), url, items, options).await?;
+            sizes.push(done(report));
+            let paired = time_side_by_side(items, &sqlite, &postgres, options).await?;
+            eprint!("{}", paired.section());
+            side_by_side.push(paired);
         }
     }
     Ok(BenchReport {
@@ -119,6 +144,7 @@ pub async fn run(options: &BenchOptions) -> Result<BenchReport, EvalError> {
         vectors: "feature hashing (384 dims); see model_query_embedding_ms for the model",
         model_query_embedding_ms,
         sizes,
+        side_by_side,
     })
 }
 
@@ -238,7 +264,10 @@ async fn time_profiles<S: GraphStore + SearchIndex + Clone>(
     Ok(recall_ms)
 }
 
-async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, EvalError> {
+async fn run_size(
+    items: usize,
+    options: &BenchOptions,
+) -> Result<(SizeReport, Kept<SqliteStore>), EvalError> {
     let memory_peak = PrivateMemoryPeak::start();
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("bench.db");
@@ -267,7 +296,7 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
     // is the largest: sizes fall with rank), which loads that team's saved index.
     let started = Instant::now();
     let ann_store = SqliteStore::open(&path, Arc::new(SystemClock))?.with_ann_threshold(0);
-    let ann = Memory::open(ann_store, Some(hashing))
+    let ann = Memory::open(ann_store.clone(), Some(hashing))
         .await?
         .with_profile(DEFAULT_PROFILE);
     ann.recall(
@@ -282,7 +311,7 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
     }
     recall_ms.push(time_recalls("hybrid, HNSW vectors", &ann, &ingested, options).await?);
 
-    Ok(SizeReport {
+    let report = SizeReport {
         backend: "sqlite",
         items,
         largest_team_items: ingested.largest_team_items,
@@ -295,7 +324,14 @@ async fn run_size(items: usize, options: &BenchOptions) -> Result<SizeReport, Ev
         index_build_secs: Some(index_build_secs),
         cold_start_ms: Some(cold_start_ms),
         index_bytes: Some(index_bytes),
-    })
+    };
+    let kept = Kept {
+        lexical: store,
+        hybrid: ann_store,
+        ingested,
+        _dir: Some(dir),
+    };
+    Ok((report, kept))
 }
 
 /// `maintenance_work_mem` for pgvector's HNSW build: room for 1M 384-dimension vectors
@@ -311,7 +347,7 @@ async fn run_size_postgres(
     url: &str,
     items: usize,
     options: &BenchOptions,
-) -> Result<SizeReport, EvalError> {
+) -> Result<(SizeReport, Kept<PgStore>), EvalError> {
     // As an operator loads in bulk: the HNSW indexes go before the vectors are written
     // and are built once after (pgvector extends one row by row at ~2 ms a vector).
     let dims = HashingEmbedder::default().contract().dims;
@@ -349,7 +385,7 @@ async fn run_size_postgres(
         .await?
         .with_profile(DEFAULT_PROFILE);
     recall_ms.push(time_recalls("hybrid, exact vectors", &memory, &ingested, options).await?);
-    Ok(SizeReport {
+    let report = SizeReport {
         backend: "postgres",
         items,
         largest_team_items: ingested.largest_team_items,
@@ -362,7 +398,96 @@ async fn run_size_postgres(
         index_build_secs: Some(index_build_secs),
         cold_start_ms: Some(cold_start_ms),
         index_bytes: None,
-    })
+    };
+    let kept = Kept {
+        lexical: store.clone(),
+        hybrid: store,
+        ingested,
+        _dir: None,
+    };
+    Ok((report, kept))
+}
+
+/// A backend's store kept open after its own section, for [`time_side_by_side`]: as each
+/// timed profile reads it, with the corpus's teams and queries and (SQLite) the
+/// directory the file lives in.
+struct Kept<S> {
+    lexical: S,
+    /// With the vector index for every team (`hybrid, HNSW vectors`).
+    hybrid: S,
+    ingested: Ingested,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// Lexical and HNSW hybrid recall on both backends in turns ([`SideBySide`]). Both
+/// ingested the same seeded corpus, so the queries and their teams are the same.
+async fn time_side_by_side(
+    items: usize,
+    sqlite: &Kept<SqliteStore>,
+    postgres: &Kept<PgStore>,
+    options: &BenchOptions,
+) -> Result<SideBySide, EvalError> {
+    let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let mut profiles = Vec::new();
+    for (label, profile, sqlite_store, postgres_store) in [
+        (
+            "lexical",
+            LEXICAL_PROFILE,
+            &sqlite.lexical,
+            &postgres.lexical,
+        ),
+        (
+            "hybrid, HNSW vectors",
+            DEFAULT_PROFILE,
+            &sqlite.hybrid,
+            &postgres.hybrid,
+        ),
+    ] {
+        let on_sqlite = Memory::open(sqlite_store.clone(), Some(Arc::clone(&hashing)))
+            .await?
+            .with_profile(profile.clone());
+        let on_postgres = Memory::open(postgres_store.clone(), Some(Arc::clone(&hashing)))
+            .await?
+            .with_profile(profile);
+        let queries: Vec<&Query> = sqlite
+            .ingested
+            .queries
+            .iter()
+            .chain(&sqlite.ingested.fresh_queries)
+            .collect();
+        let progress = bar(
+            options.progress,
+            queries.len(),
+            &format!("{label}, side by side"),
+        );
+        let mut samples = [Vec::new(), Vec::new()];
+        for (n, query) in queries.iter().enumerate() {
+            // Alternate which backend goes first, so neither always follows the other.
+            for turn in [n % 2, 1 - n % 2] {
+                let started = Instant::now();
+                if turn == 0 {
+                    let actor = &sqlite.ingested.actors[query.team];
+                    on_sqlite
+                        .recall(actor, RecallQuery::text(query.text.clone()))
+                        .await?;
+                } else {
+                    let actor = &postgres.ingested.actors[query.team];
+                    on_postgres
+                        .recall(actor, RecallQuery::text(query.text.clone()))
+                        .await?;
+                }
+                samples[turn].push(started.elapsed().as_secs_f64() * 1e3);
+            }
+            progress.inc(1);
+        }
+        progress.finish_and_clear();
+        profiles.push(PairedLatency {
+            profile: label.to_string(),
+            sqlite_ms: Spread::of(&samples[0]),
+            postgres_ms: Spread::of(&samples[1]),
+        });
+    }
+    Ok(SideBySide { items, profiles })
 }
 
 /// Times one profile: a pass over the queries, then one over the fresh queries
@@ -494,6 +619,45 @@ impl BenchReport {
         }
         for size in &self.sizes {
             s.push_str(&size.section());
+        }
+        for paired in &self.side_by_side {
+            s.push_str(&paired.section());
+        }
+        s
+    }
+}
+
+impl SideBySide {
+    /// This size's side-by-side lines of [`BenchReport::table`].
+    pub fn section(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "\n[side by side] N = {}: both passes' queries, each to SQLite and PostgreSQL in turn (first backend alternating)",
+            self.items
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>23}   {:>23}   {:>17}",
+            "recall ms", "sqlite p50 / p95 / p99", "postgres p50 / p95 / p99", "ratio p50 / p95"
+        );
+        for p in &self.profiles {
+            let (a, b) = (&p.sqlite_ms, &p.postgres_ms);
+            let ratio = |x: f64, y: f64| if x > 0.0 { y / x } else { f64::NAN };
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>7.2} {:>7.2} {:>7.2}   {:>7.2} {:>7.2} {:>7.2}   {:>7.1}× {:>7.1}×",
+                p.profile,
+                a.p50,
+                a.p95,
+                a.p99,
+                b.p50,
+                b.p95,
+                b.p99,
+                ratio(a.p50, b.p50),
+                ratio(a.p95, b.p95)
+            );
         }
         s
     }
