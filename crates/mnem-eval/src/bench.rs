@@ -93,9 +93,10 @@ pub struct ProfileLatency {
 
 /// One size's recall latency on both backends, timed in turns: each query (both passes'
 /// queries) goes to SQLite and to PostgreSQL one after the other, the first backend
-/// alternating query by query, so both see the same machine. The per-backend sections
-/// time one backend minutes after the other, and on a shared 2-core machine their p95
-/// moved 2–3× between runs; a ratio is only meaningful measured this way.
+/// alternating query by query, so both meet the same moment of the machine. The
+/// per-backend sections time one backend minutes after the other: on a shared 2-core
+/// machine PostgreSQL's lexical p95 at 10k was 17.1 ms in one run and 7.0 in the next,
+/// so their quotient says more about the machine than about the backends.
 #[derive(Debug, Clone, Serialize)]
 pub struct SideBySide {
     pub items: usize,
