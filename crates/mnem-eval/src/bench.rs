@@ -174,6 +174,13 @@ struct Ingested {
     fresh_queries: Vec<Query>,
 }
 
+impl Ingested {
+    /// The first pass's queries, then the second's.
+    fn both_passes(&self) -> impl Iterator<Item = &Query> {
+        self.queries.iter().chain(&self.fresh_queries)
+    }
+}
+
 /// Items per bulk-load transaction.
 const INGEST_BATCH: usize = 1_000;
 
@@ -428,6 +435,12 @@ async fn time_side_by_side(
     postgres: &Kept<PgStore>,
     options: &BenchOptions,
 ) -> Result<SideBySide, EvalError> {
+    let queries: Vec<&Query> = sqlite.ingested.both_passes().collect();
+    if !queries.iter().copied().eq(postgres.ingested.both_passes()) {
+        return Err(EvalError::Bench(
+            "side by side: the backends drew different queries from the same seed".into(),
+        ));
+    }
     let hashing: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
     let mut profiles = Vec::new();
     for (label, profile, sqlite_store, postgres_store) in [
@@ -450,12 +463,6 @@ async fn time_side_by_side(
         let on_postgres = Memory::open(postgres_store.clone(), Some(Arc::clone(&hashing)))
             .await?
             .with_profile(profile);
-        let queries: Vec<&Query> = sqlite
-            .ingested
-            .queries
-            .iter()
-            .chain(&sqlite.ingested.fresh_queries)
-            .collect();
         let progress = bar(
             options.progress,
             queries.len(),
@@ -465,19 +472,12 @@ async fn time_side_by_side(
         for (n, query) in queries.iter().enumerate() {
             // Alternate which backend goes first, so neither always follows the other.
             for turn in [n % 2, 1 - n % 2] {
-                let started = Instant::now();
-                if turn == 0 {
-                    let actor = &sqlite.ingested.actors[query.team];
-                    on_sqlite
-                        .recall(actor, RecallQuery::text(query.text.clone()))
-                        .await?;
+                let (ms, _) = if turn == 0 {
+                    timed_recall(&on_sqlite, &sqlite.ingested, query).await?
                 } else {
-                    let actor = &postgres.ingested.actors[query.team];
-                    on_postgres
-                        .recall(actor, RecallQuery::text(query.text.clone()))
-                        .await?;
-                }
-                samples[turn].push(started.elapsed().as_secs_f64() * 1e3);
+                    timed_recall(&on_postgres, &postgres.ingested, query).await?
+                };
+                samples[turn].push(ms);
             }
             progress.inc(1);
         }
@@ -491,6 +491,22 @@ async fn time_side_by_side(
     Ok(SideBySide { items, profiles })
 }
 
+/// One recall of `query` by its team's actor: milliseconds taken and results returned.
+async fn timed_recall<S: GraphStore + SearchIndex>(
+    memory: &Memory<S>,
+    ingested: &Ingested,
+    query: &Query,
+) -> Result<(f64, usize), EvalError> {
+    let started = Instant::now();
+    let answer = memory
+        .recall(
+            &ingested.actors[query.team],
+            RecallQuery::text(query.text.clone()),
+        )
+        .await?;
+    Ok((started.elapsed().as_secs_f64() * 1e3, answer.hits.len()))
+}
+
 /// Times one profile: a pass over the queries, then one over the fresh queries
 /// ([`ProfileLatency`]).
 async fn time_recalls<S: GraphStore + SearchIndex>(
@@ -499,15 +515,9 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
     ingested: &Ingested,
     options: &BenchOptions,
 ) -> Result<ProfileLatency, EvalError> {
-    let recall = |query: &Query| {
-        memory.recall(
-            &ingested.actors[query.team],
-            RecallQuery::text(query.text.clone()),
-        )
-    };
     // Warm the statement cache (and the first pages) before timing.
     for query in ingested.queries.iter().take(10) {
-        recall(query).await?;
+        timed_recall(memory, ingested, query).await?;
     }
     let total = ingested.queries.len() + ingested.fresh_queries.len();
     let progress = bar(options.progress, total, label);
@@ -518,10 +528,9 @@ async fn time_recalls<S: GraphStore + SearchIndex>(
         .zip(&mut samples)
     {
         for query in queries {
-            let started = Instant::now();
-            let answer = recall(query).await?;
-            samples.push(started.elapsed().as_secs_f64() * 1e3);
-            results += answer.hits.len();
+            let (ms, returned) = timed_recall(memory, ingested, query).await?;
+            samples.push(ms);
+            results += returned;
             progress.inc(1);
         }
     }

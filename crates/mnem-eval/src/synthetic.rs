@@ -42,6 +42,7 @@ pub struct Document {
     pub observed_at: Timestamp,
 }
 
+#[derive(Debug, PartialEq)]
 pub struct Query {
     pub team: usize,
     pub text: String,
